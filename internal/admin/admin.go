@@ -1,0 +1,112 @@
+// Package admin holds the control-plane handlers of API.md §6, one file per
+// resource family, with the envelopes of API.md §2. Handlers return errors;
+// httpx renders them.
+//
+// admin imports auth, reqlog, httpx and secret; what it needs from storage
+// arrives as interfaces declared here, which the store satisfies. The data
+// plane never imports admin.
+package admin
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/ai-gateway/gateway/internal/auth"
+	"github.com/ai-gateway/gateway/internal/httpx"
+	"github.com/ai-gateway/gateway/internal/reqlog"
+	"github.com/ai-gateway/gateway/internal/secret"
+)
+
+// VirtualKeyStore persists virtual keys.
+type VirtualKeyStore interface {
+	CreateVirtualKey(ctx context.Context, vk *auth.VirtualKey) error
+	VirtualKey(ctx context.Context, organisationID, slugOrID string) (*auth.VirtualKey, error)
+	ListVirtualKeys(ctx context.Context, organisationID, workspaceID string, page, pageSize int) ([]*auth.VirtualKey, int, error)
+	UpdateVirtualKey(ctx context.Context, vk *auth.VirtualKey) error
+	DeleteVirtualKey(ctx context.Context, organisationID, slugOrID string) (*auth.VirtualKey, error)
+}
+
+// LogStore reads and inserts request-log records.
+type LogStore interface {
+	reqlog.Reader
+	reqlog.Sink
+}
+
+// VirtualKeyInvalidator drops the data plane's cached copy of a key.
+type VirtualKeyInvalidator interface {
+	Invalidate(organisationID, slugOrID string)
+}
+
+// Deps are what the handlers need.
+type Deps struct {
+	VirtualKeys VirtualKeyStore
+	Logs        LogStore
+	Box         *secret.Box
+	Invalidate  VirtualKeyInvalidator
+	// Providers lists the provider slugs a virtual key may name.
+	Providers []string
+	Logger    *slog.Logger
+}
+
+// API serves the control plane.
+type API struct{ d Deps }
+
+// New returns the control-plane API.
+func New(d Deps) *API { return &API{d: d} }
+
+// Register mounts the control-plane routes and a JSON 404 for every other
+// /v1 path on mux.
+func (a *API) Register(mux *http.ServeMux) {
+	h := func(f httpx.HandlerFunc) http.Handler { return httpx.Handler(a.d.Logger, f) }
+	mux.Handle("POST /v1/virtual-keys", h(a.createVirtualKey))
+	mux.Handle("GET /v1/virtual-keys", h(a.listVirtualKeys))
+	mux.Handle("GET /v1/virtual-keys/{slug}", h(a.getVirtualKey))
+	mux.Handle("PUT /v1/virtual-keys/{slug}", h(a.updateVirtualKey))
+	mux.Handle("DELETE /v1/virtual-keys/{slug}", h(a.deleteVirtualKey))
+
+	mux.Handle("GET /v1/logs", h(a.listLogs))
+	mux.Handle("POST /v1/logs", h(a.insertLogs))
+	mux.Handle("GET /v1/logs/{id}", h(a.getLog))
+
+	mux.Handle("/v1/", h(func(w http.ResponseWriter, r *http.Request) error {
+		return httpx.NotFound("no route for " + r.Method + " " + r.URL.Path + " (a pass-through needs provider routing headers)")
+	}))
+}
+
+// list is the list envelope of API.md §2.
+type list[T any] struct {
+	Object string `json:"object"`
+	Total  int    `json:"total"`
+	Data   []T    `json:"data"`
+}
+
+type deleted struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}
+
+// page reads current_page (0-based) and page_size (default 50, max 1000).
+func page(r *http.Request) (int, int, error) {
+	q := r.URL.Query()
+	p, size := 0, 50
+	if v := q.Get("current_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, 0, httpx.BadRequest("invalid_value", "current_page", "current_page: must be an integer ≥ 0")
+		}
+		p = n
+	}
+	if v := q.Get("page_size"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return 0, 0, httpx.BadRequest("invalid_value", "page_size", "page_size: must be an integer between 1 and 1000")
+		}
+		size = n
+	}
+	return p, size, nil
+}
+
+func principal(r *http.Request) *auth.Principal { return auth.PrincipalFrom(r.Context()) }

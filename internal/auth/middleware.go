@@ -1,0 +1,30 @@
+package auth
+
+import (
+	"net/http"
+
+	"github.com/ai-gateway/gateway/internal/httpx"
+)
+
+// HeaderAPIKey carries the gateway API key on every /v1 request.
+const HeaderAPIKey = "x-gateway-api-key"
+
+// Middleware authenticates every request with x-gateway-api-key and puts
+// the principal in its context; failures answer 401 (or 503 when the key
+// store is unreachable) before the handler runs. onFail, if set, is called
+// for each rejected request (metrics).
+func (a *Authenticator) Middleware(onFail func(r *http.Request, err error)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, err := a.Authenticate(r.Context(), r.Header.Get(HeaderAPIKey))
+			if err != nil {
+				if onFail != nil {
+					onFail(r, err)
+				}
+				httpx.WriteError(w, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		})
+	}
+}

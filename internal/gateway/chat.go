@@ -1,0 +1,271 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/ai-gateway/gateway/internal/httpx"
+	"github.com/ai-gateway/gateway/internal/llm"
+	"github.com/ai-gateway/gateway/internal/provider"
+	"github.com/ai-gateway/gateway/internal/sse"
+)
+
+// chat serves POST /v1/chat/completions: decode and validate the body once,
+// resolve the target, then answer plainly or as a stream.
+func (g *Gateway) chat(c *call) error {
+	body, err := httpx.ReadBody(c.w, c.r, g.opt.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	if g.opt.LogBodies {
+		c.rec.RequestBody = g.bodyForLog(body)
+	}
+	req, err := llm.DecodeChatRequest(body)
+	if err != nil {
+		var le *llm.Error
+		if errors.As(err, &le) {
+			return httpx.BadRequest(le.Code, le.Param, "%s", le.Message)
+		}
+		return err
+	}
+	c.rec.Model, c.rec.Stream = req.Model, req.Stream
+	rt, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	if len(rt.overrides) > 0 {
+		if body, req, err = applyOverrides(body, rt.overrides); err != nil {
+			return err
+		}
+		c.rec.Model = req.Model
+	}
+	ctx, cancel, err := c.upstreamContext(rt)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	pc := &provider.ChatCall{Target: rt.target, Request: req, Body: body, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders)}
+	if req.Stream {
+		return c.chatStream(ctx, rt.provider, pc)
+	}
+	c.upstreamStart = c.g.now()
+	resp, err := rt.provider.Chat(ctx, pc)
+	c.upstreamDur = c.g.now().Sub(c.upstreamStart)
+	if err != nil {
+		return upstreamError(err)
+	}
+	c.rec.Usage, c.rec.ModelServed = resp.Usage, resp.Model
+	h := c.w.Header()
+	copyResponseHeaders(h, resp.Header)
+	h.Set("Content-Type", "application/json")
+	h.Set(hdrRetryCount, "0")
+	c.w.WriteHeader(resp.Status)
+	c.respLog = resp.Body
+	if _, err := c.w.Write(resp.Body); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+// upstreamContext bounds the provider call by x-gateway-request-timeout or
+// the config's request_timeout. It derives from the request's context, so a
+// client that disconnects cancels the upstream call.
+func (c *call) upstreamContext(rt *route) (context.Context, context.CancelFunc, error) {
+	d, err := requestTimeout(c.r.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d == 0 && rt.timeout > 0 {
+		d = time.Duration(rt.timeout) * time.Millisecond
+	}
+	if d == 0 {
+		ctx, cancel := context.WithCancel(c.r.Context())
+		return ctx, cancel, nil
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), d)
+	return ctx, cancel, nil
+}
+
+// applyOverrides merges a config's override_params over the body and
+// decodes the result again, so the provider and the log see the request
+// that is actually sent.
+func applyOverrides(body []byte, overrides map[string]any) ([]byte, *llm.ChatRequest, error) {
+	var err error
+	for k, v := range overrides {
+		body, err = sjson.SetBytes(body, escapePath(k), v)
+		if err != nil {
+			return nil, nil, httpx.BadRequest("AB01_INVALID_VALUE", "config.override_params."+k, "config.override_params.%s: %v", k, err)
+		}
+	}
+	req, err := llm.DecodeChatRequest(body)
+	if err != nil {
+		var le *llm.Error
+		if errors.As(err, &le) {
+			return nil, nil, httpx.BadRequest(le.Code, "config.override_params."+le.Param, "after applying override_params: %s", le.Message)
+		}
+		return nil, nil, err
+	}
+	return body, req, nil
+}
+
+// escapePath makes a top-level key literal for sjson.
+func escapePath(k string) string {
+	var b bytes.Buffer
+	for _, r := range k {
+		switch r {
+		case '.', '*', '?', '|', '#', '@', '\\', ':':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// chatStream relays a streamed answer. The first chunk is read before the
+// 200 is committed, so a provider that fails at once is answered with a
+// proper error status. After that, a broken upstream stream gets one error
+// event and the connection is aborted.
+func (c *call) chatStream(ctx context.Context, p provider.Provider, pc *provider.ChatCall) error {
+	c.upstreamStart = c.g.now()
+	st, err := p.ChatStream(ctx, pc)
+	if err != nil {
+		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
+		return upstreamError(err)
+	}
+	defer st.Close()
+	first, err := st.Next()
+	if err != nil {
+		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%w: the stream ended before its first chunk", provider.ErrStreamBroken)
+		}
+		return upstreamError(err)
+	}
+	c.ttft = c.g.now().Sub(c.start)
+
+	h := c.w.Header()
+	copyResponseHeaders(h, st.Header())
+	sse.SetHeaders(h)
+	h.Set(hdrRetryCount, "0")
+	c.w.WriteHeader(http.StatusOK)
+	sw := sse.NewWriter(c.w)
+
+	r := relay{c: c, sw: sw, wantUsage: pc.Request.IncludeUsage()}
+	r.noteFirst(first.Data)
+	if err := r.emit(first); err != nil {
+		return err
+	}
+	for {
+		ch, err := st.Next()
+		if err == nil {
+			if err := r.emit(ch); err != nil {
+				return err
+			}
+			continue
+		}
+		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
+		c.rec.Usage = r.usage
+		if errors.Is(err, io.EOF) {
+			return r.end()
+		}
+		if c.r.Context().Err() != nil {
+			return errClientGone
+		}
+		he := httpx.As(upstreamError(err))
+		c.g.log.Warn("provider stream broke after the first byte", "request_id", c.rec.ID, "provider", c.rec.Provider, "err", err)
+		_ = sw.WriteData(he.Body())
+		return &abortError{err: he}
+	}
+}
+
+// relay copies chunks to the client, keeping the usage for the log.
+type relay struct {
+	c         *call
+	sw        *sse.Writer
+	wantUsage bool
+	usage     llm.Usage
+	gotUsage  bool
+	sentUsage bool
+	id        string
+	created   int64
+	model     string
+}
+
+func (r *relay) noteFirst(data []byte) {
+	res := gjson.GetManyBytes(data, "id", "created")
+	r.id, r.created = res[0].String(), res[1].Int()
+}
+
+var nullUsage = []byte(`"usage":null`)
+
+func (r *relay) emit(ch provider.Chunk) error {
+	if ch.Usage != nil {
+		r.usage, r.gotUsage = *ch.Usage, true
+	}
+	if ch.Model != "" {
+		r.model = ch.Model
+		r.c.rec.ModelServed = ch.Model
+	}
+	data := ch.Data
+	if r.wantUsage {
+		r.sentUsage = r.sentUsage || ch.UsageOnly
+	} else {
+		// The gateway asked for usage on the client's behalf: hide the
+		// extra chunk and the usage:null it adds to the others.
+		if ch.UsageOnly {
+			return nil
+		}
+		if bytes.Contains(data, nullUsage) {
+			if d, err := sjson.DeleteBytes(data, "usage"); err == nil {
+				data = d
+			}
+		}
+	}
+	r.c.logChunk(data)
+	if err := r.sw.WriteData(data); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+// end finishes a complete stream: a client that asked for usage gets its
+// usage chunk even from a provider that attached usage to the last content
+// chunk instead (Mistral, Fireworks), then [DONE].
+func (r *relay) end() error {
+	if r.wantUsage && !r.sentUsage && r.gotUsage {
+		chunk := []byte(`{"id":"","object":"chat.completion.chunk","created":0,"model":"","choices":[]}`)
+		chunk, _ = sjson.SetBytes(chunk, "id", r.id)
+		chunk, _ = sjson.SetRawBytes(chunk, "created", strconv.AppendInt(nil, r.created, 10))
+		chunk, _ = sjson.SetBytes(chunk, "model", r.model)
+		chunk, _ = sjson.SetBytes(chunk, "usage", map[string]int{
+			"prompt_tokens": r.usage.PromptTokens, "completion_tokens": r.usage.CompletionTokens, "total_tokens": r.usage.TotalTokens,
+		})
+		r.c.logChunk(chunk)
+		if err := r.sw.WriteData(chunk); err != nil {
+			return errClientGone
+		}
+	}
+	if err := r.sw.WriteDone(); err != nil {
+		return errClientGone
+	}
+	return nil
+}
+
+// logChunk appends a streamed chunk to the response body kept for the log,
+// up to the body limit.
+func (c *call) logChunk(data []byte) {
+	if !c.g.opt.LogBodies || len(c.respLog) >= c.g.opt.LogBodyMaxBytes+1 {
+		return
+	}
+	c.respLog = append(c.respLog, data...)
+	c.respLog = append(c.respLog, '\n')
+}

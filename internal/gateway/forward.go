@@ -1,0 +1,163 @@
+package gateway
+
+import (
+	"bytes"
+
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ai-gateway/gateway/internal/httpx"
+	"github.com/ai-gateway/gateway/internal/llm"
+	"github.com/ai-gateway/gateway/internal/provider"
+)
+
+// forward serves pass-through paths and the files routes: the path after
+// /v1 and the query go to the provider's base URL (or custom host), the body
+// as bytes; the answer comes back unchanged: status, body bytes, content
+// type and provider headers (API.md §3).
+func (g *Gateway) forward(c *call) error {
+	var body []byte
+	if c.r.Method == http.MethodPost || c.r.Method == http.MethodPut || c.r.Method == http.MethodPatch {
+		var err error
+		if body, err = httpx.ReadBody(c.w, c.r, g.opt.MaxBodyBytes); err != nil {
+			return err
+		}
+		if g.opt.LogBodies && isLoggable(c.r.Header.Get("Content-Type")) {
+			c.rec.RequestBody = g.bodyForLog(body)
+		}
+		if len(body) > 0 && body[0] == '{' {
+			c.rec.Model = gjson.GetBytes(body, "model").String()
+		}
+	}
+	rt, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	ctx, cancel, err := c.upstreamContext(rt)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+
+	path := strings.TrimPrefix(c.r.URL.EscapedPath(), "/v1")
+	out, err := http.NewRequestWithContext(ctx, c.r.Method, "http://placeholder", nil)
+	if err != nil {
+		return httpx.Internal(err)
+	}
+	if body != nil {
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		out.ContentLength = int64(len(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	out.Header = outboundHeaders(c.r.Header)
+	if err := rt.provider.PrepareForward(out, rt.target, path, c.r.URL.RawQuery); err != nil {
+		return upstreamError(err)
+	}
+
+	c.upstreamStart = c.g.now()
+	resp, err := g.http.Do(out)
+	if err != nil {
+		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
+		return upstreamError(provider.ClassifyTransportError(ctx, err))
+	}
+	defer resp.Body.Close()
+
+	h := c.w.Header()
+	for k, vs := range resp.Header {
+		if !isGatewayHeader(k) {
+			h[k] = vs
+		}
+	}
+	provider.RemoveHopHeaders(h)
+	h.Set(hdrRetryCount, "0")
+	c.w.WriteHeader(resp.StatusCode)
+	c.ttft = c.g.now().Sub(c.start)
+
+	capture := g.opt.LogBodies && isLoggable(resp.Header.Get("Content-Type")) && resp.Header.Get("Content-Encoding") == ""
+	streaming := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	err = c.copyBody(resp.Body, capture, streaming)
+	c.upstreamDur = c.g.now().Sub(c.upstreamStart)
+	if resp.Header.Get("Content-Encoding") == "" && len(c.respLog) > 0 && c.respLog[0] == '{' {
+		res := gjson.GetManyBytes(c.respLog, "usage", "model")
+		if u, ok := llm.UsageFromJSON(res[0]); ok {
+			c.rec.Usage = u
+		}
+		c.rec.ModelServed = res[1].String()
+	}
+	if err != nil {
+		if c.r.Context().Err() != nil {
+			return errClientGone
+		}
+		// The status is out; a body cut short must not look complete.
+		he := httpx.As(upstreamError(provider.ClassifyTransportError(ctx, err)))
+		return &abortError{err: he}
+	}
+	if resp.StatusCode >= 400 && c.rec.ErrorMessage == "" {
+		c.rec.ErrorMessage = truncate(provider.ParseErrorBody(c.respLog).Message, 512)
+	}
+	return nil
+}
+
+// copyBody streams the provider's body to the client, flushing after every
+// read for event streams, and keeps up to the log limit of it.
+func (c *call) copyBody(src io.Reader, capture, flushEach bool) error {
+	buf := make([]byte, 32<<10)
+	rc := http.NewResponseController(c.w)
+	for {
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			if capture && len(c.respLog) <= c.g.opt.LogBodyMaxBytes {
+				c.respLog = append(c.respLog, buf[:n]...)
+			}
+			if _, werr := c.w.Write(buf[:n]); werr != nil {
+				return errClientGone
+			}
+			if flushEach {
+				_ = rc.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// outboundHeaders copies the client's headers for a pass-through request,
+// without hop-by-hop headers, the gateway's own x-gateway-* headers, or the
+// client's Authorization: the adapter sets the provider credential from
+// the resolved target (which, for the provider + Authorization combination,
+// is that same bearer token).
+func outboundHeaders(in http.Header) http.Header {
+	out := make(http.Header, len(in))
+	for k, vs := range in {
+		if isGatewayHeader(k) || k == "Authorization" || k == "Host" || k == "Content-Length" || k == "Cookie" {
+			continue
+		}
+		out[k] = vs
+	}
+	provider.RemoveHopHeaders(out)
+	if _, ok := out["User-Agent"]; !ok {
+		out["User-Agent"] = []string{""} // do not add Go's default
+	}
+	return out
+}
+
+// isLoggable reports whether a body of this content type is kept in the
+// log (text and JSON; not uploads or binary downloads).
+func isLoggable(ct string) bool {
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasPrefix(mt, "text/") || strings.HasSuffix(mt, "+json") || mt == "application/x-ndjson"
+}
