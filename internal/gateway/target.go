@@ -109,7 +109,7 @@ func (c *call) useVirtualKey(t *provider.Target, slug string) error {
 
 func (c *call) resolveConfig(rt *route, v string) error {
 	v = strings.TrimSpace(v)
-	if !strings.HasPrefix(v, "{") {
+	if !strings.HasPrefix(v, "{") && !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, `"`) {
 		// Saved configs (slugs) arrive with the routing engine.
 		return httpx.BadRequest("AB01_CONFIG_NOT_FOUND", hdrConfig, "%s: saved config %q not found", hdrConfig, truncate(v, 64))
 	}

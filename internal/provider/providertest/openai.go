@@ -6,7 +6,7 @@
 //	"err-<status>"     answer that status with the provider's error body
 //	"stall"            never answer (until the client gives up)
 //	"cut-after-<n>"    stream n chunks, then cut the connection
-//	"slow"             stream a chunk every 20 ms, 200 chunks
+//	"slow"             stream a chunk every 20 ms, 50 chunks
 //	"error-event"      stream one chunk, then an in-stream error event
 //	anything else      a normal answer
 package providertest
@@ -221,7 +221,7 @@ func (f *OpenAI) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 	cutAfter := -1
 	switch {
 	case req.Model == "slow":
-		words = make([]string, 200)
+		words = make([]string, 50)
 		for i := range words {
 			words[i] = " w"
 		}
