@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 
 	"internal/routing": {"internal/httpx", "internal/provider", "internal/llm"},
 	"internal/auth":    {"internal/httpx", "internal/secret"},
-	"internal/reqlog":  {"internal/llm"},
+	"internal/reqlog":  {"internal/llm", "internal/httpx"},
 
 	// The data plane never imports the control plane or the store.
 	"internal/gateway": {"internal/auth", "internal/httpx", "internal/llm", "internal/metrics", "internal/provider", "internal/reqlog", "internal/routing", "internal/sse"},

@@ -15,11 +15,12 @@ import (
 // ResolvedVirtualKey is a virtual key with its credential opened, as the
 // data plane uses it. It lives only in memory.
 type ResolvedVirtualKey struct {
-	Slug       string
-	Provider   string
-	APIKey     string
-	CustomHost string
-	Options    map[string]string
+	Slug        string
+	WorkspaceID string
+	Provider    string
+	APIKey      string
+	CustomHost  string
+	Options     map[string]string
 }
 
 // VirtualKeys opens virtual keys for the data plane through a cache of
@@ -83,7 +84,7 @@ func (v *VirtualKeys) Resolve(ctx context.Context, organisationID, slug string) 
 		for k, val := range secrets {
 			opts[k] = val
 		}
-		c = cachedVK{vk: &ResolvedVirtualKey{Slug: vk.Slug, Provider: vk.Provider, APIKey: apiKey, CustomHost: vk.CustomHost, Options: opts}, until: until}
+		c = cachedVK{vk: &ResolvedVirtualKey{Slug: vk.Slug, WorkspaceID: vk.WorkspaceID, Provider: vk.Provider, APIKey: apiKey, CustomHost: vk.CustomHost, Options: opts}, until: until}
 	}
 	v.mu.Lock()
 	v.cache[ck] = c

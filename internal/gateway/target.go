@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -96,6 +97,11 @@ func (c *call) useVirtualKey(t *provider.Target, slug string) error {
 	vk, err := c.g.virtualKeys.Resolve(c.r.Context(), c.p.OrganisationID, slug)
 	if err != nil {
 		return err
+	}
+	// A workspace key may use only its own workspace's virtual keys; it is
+	// told the key does not exist, as for an unknown slug.
+	if !c.p.IsOrganisationKey() && vk.WorkspaceID != c.p.WorkspaceID {
+		return httpx.Unauthorized("invalid_virtual_key", fmt.Sprintf("virtual key %q not found", slug))
 	}
 	t.Provider, t.APIKey, t.CustomHost, t.VirtualKey = vk.Provider, vk.APIKey, vk.CustomHost, vk.Slug
 	if len(vk.Options) > 0 {

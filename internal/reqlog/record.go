@@ -3,7 +3,7 @@
 // the queue into the store. Records are never dropped: a full queue makes
 // the request wait (backpressure) and the wait is counted in metrics.
 //
-// reqlog imports only llm; the store satisfies its Sink interface.
+// reqlog imports only llm and httpx; the store satisfies its Sink interface.
 package reqlog
 
 import (

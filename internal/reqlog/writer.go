@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ai-gateway/gateway/internal/httpx"
 )
 
 // Adder and Observer are the metric shapes the writer reports to
@@ -249,15 +251,41 @@ func Replay(ctx context.Context, dir string, sink Sink) (int, error) {
 		if err != nil {
 			return total, fmt.Errorf("reqlog: read %s: %w", path, err)
 		}
-		if err := sink.InsertLogs(ctx, recs); err != nil {
+		n, err := insertSkippingStored(ctx, sink, recs)
+		if err != nil {
 			return total, fmt.Errorf("reqlog: replay %s: %w", path, err)
 		}
-		total += len(recs)
+		total += n
 		if err := os.Remove(path); err != nil {
 			return total, err
 		}
 	}
 	return total, nil
+}
+
+// insertSkippingStored inserts recs; when the batch conflicts with records
+// already stored (a replay that stored a file but could not remove it), it
+// inserts them one by one and skips those that are there.
+func insertSkippingStored(ctx context.Context, sink Sink, recs []*Record) (int, error) {
+	err := sink.InsertLogs(ctx, recs)
+	if err == nil {
+		return len(recs), nil
+	}
+	if !errors.Is(err, httpx.ErrConflict) {
+		return 0, err
+	}
+	n := 0
+	for _, r := range recs {
+		err := sink.InsertLogs(ctx, []*Record{r})
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, httpx.ErrConflict):
+		default:
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func readSpill(path string) ([]*Record, error) {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ai-gateway/gateway/internal/httpx"
 )
 
 // memSink stores records in memory; it can be made slow or failing.
@@ -34,7 +36,7 @@ func (s *memSink) InsertLogs(ctx context.Context, recs []*Record) error {
 	s.calls++
 	for _, r := range recs {
 		if _, dup := s.byID[r.ID]; dup {
-			return fmt.Errorf("duplicate id %s", r.ID)
+			return fmt.Errorf("duplicate id %s: %w", r.ID, httpx.ErrConflict)
 		}
 		s.byID[r.ID] = r
 	}
@@ -132,6 +134,15 @@ func TestWriterSpillsWhenSinkFailsAndReplays(t *testing.T) {
 	}
 	if files, _ := os.ReadDir(dir); len(files) != 0 {
 		t.Errorf("%d spill files left after replay", len(files))
+	}
+
+	// A file whose records are partly stored already (a replay that could
+	// not remove its file) is replayed without duplicates.
+	if err := Spill(dir, []*Record{{ID: "3"}, {ID: "new"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Replay(context.Background(), dir, sink); n != 1 || err != nil || sink.count() != 26 {
+		t.Errorf("replay over stored records = %d, %v; stored %d", n, err, sink.count())
 	}
 	if n, err := Replay(context.Background(), t.TempDir()+"/absent", sink); n != 0 || err != nil {
 		t.Errorf("replay of an absent dir = %d, %v", n, err)

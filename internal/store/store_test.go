@@ -301,3 +301,22 @@ func TestAPIKeys(t *testing.T) {
 		t.Fatalf("unknown hash: %v, want ErrNotFound", err)
 	}
 }
+
+func TestCreateWorkspace(t *testing.T) {
+	s := migrated(t)
+	ctx := context.Background()
+	res, err := s.Bootstrap(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.CreateWorkspace(ctx, res.OrganisationID, "team-b", "Team B")
+	if err != nil || id == "" {
+		t.Fatalf("create = %q, %v", id, err)
+	}
+	if _, err := s.CreateWorkspace(ctx, res.OrganisationID, "team-b", "Again"); !errors.Is(err, httpx.ErrConflict) {
+		t.Errorf("duplicate slug: %v", err)
+	}
+	if def, _ := s.DefaultWorkspaceID(ctx, res.OrganisationID); def != res.WorkspaceID {
+		t.Errorf("default workspace changed to %s", def)
+	}
+}
