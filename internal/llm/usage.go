@@ -10,6 +10,9 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
 	CachedTokens     int `json:"cached_tokens,omitempty"`
+	// CacheWriteTokens are prompt tokens written to a provider's prompt
+	// cache (Anthropic, Bedrock), billed differently from plain input.
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
 }
 
@@ -26,6 +29,7 @@ func UsageFromJSON(v gjson.Result) (u Usage, ok bool) {
 	u.CompletionTokens = int(v.Get("completion_tokens").Int())
 	u.TotalTokens = int(v.Get("total_tokens").Int())
 	u.CachedTokens = int(v.Get("prompt_tokens_details.cached_tokens").Int())
+	u.CacheWriteTokens = int(v.Get("prompt_tokens_details.cache_write_tokens").Int())
 	u.ReasoningTokens = int(v.Get("completion_tokens_details.reasoning_tokens").Int())
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens

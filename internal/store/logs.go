@@ -37,7 +37,7 @@ var logColumns = []string{
 	"provider", "model", "model_served", "request_path", "method",
 	"status_code", "is_success", "is_streaming", "error_message",
 	"latency_us", "upstream_latency_us", "overhead_us", "ttft_us",
-	"prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "reasoning_tokens",
+	"prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens",
 	"cost", "cache_status", "retry_count", "last_used_option_index",
 	"request_body", "response_body", "created_at",
 }
@@ -54,7 +54,7 @@ func logArgs(args []any, r *reqlog.Record, metadata string) []any {
 		clip(r.Method, widthMethod),
 		r.StatusCode, boolInt(r.IsSuccess), boolInt(r.Stream), r.ErrorMessage,
 		msToMicros(r.LatencyMS), msToMicros(r.UpstreamLatencyMS), msToMicros(r.OverheadMS), msToMicros(r.TTFTMS),
-		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.CachedTokens, r.Usage.ReasoningTokens,
+		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.CachedTokens, r.Usage.ReasoningTokens, r.Usage.CacheWriteTokens,
 		r.Cost, clip(r.CacheStatus, widthStatus), r.RetryCount, clip(r.LastUsedOptionIndex, widthShort),
 		r.RequestBody, r.ResponseBody, micros(r.CreatedAt),
 	)
@@ -287,6 +287,7 @@ type logRow struct {
 	TotalTokens         int     `db:"total_tokens"`
 	CachedTokens        int     `db:"cached_tokens"`
 	ReasoningTokens     int     `db:"reasoning_tokens"`
+	CacheWriteTokens    int     `db:"cache_write_tokens"`
 	Cost                float64 `db:"cost"`
 	CacheStatus         string  `db:"cache_status"`
 	RetryCount          int     `db:"retry_count"`
@@ -327,6 +328,7 @@ func (r *logRow) record() (*reqlog.Record, error) {
 			TotalTokens:      r.TotalTokens,
 			CachedTokens:     r.CachedTokens,
 			ReasoningTokens:  r.ReasoningTokens,
+			CacheWriteTokens: r.CacheWriteTokens,
 		},
 		Cost:                r.Cost,
 		CacheStatus:         r.CacheStatus,

@@ -44,7 +44,7 @@ func sampleRecord(org, ws string, at time.Time) *reqlog.Record {
 		OverheadMS:        12.344,
 		TTFTMS:            150.5,
 		Usage: llm.Usage{
-			PromptTokens: 1200, CompletionTokens: 340, TotalTokens: 1540, CachedTokens: 1024, ReasoningTokens: 128,
+			PromptTokens: 1200, CompletionTokens: 340, TotalTokens: 1540, CachedTokens: 1024, ReasoningTokens: 128, CacheWriteTokens: 64,
 		},
 		Cost:                0.0123456789,
 		CacheStatus:         "MISS",
