@@ -144,14 +144,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principa
 	if raw == "" {
 		return nil, httpx.Unauthorized("missing_api_key", "missing x-gateway-api-key header")
 	}
-	hash := HashKey(raw)
+	// The cache is keyed by the raw key, so a cached request costs a map
+	// lookup rather than a SHA-256; the raw key is in this process's memory
+	// for the request anyway. Storage only ever sees the hash.
 	now := a.now()
 	a.mu.RLock()
-	c, ok := a.cache[hash]
+	c, ok := a.cache[raw]
 	a.mu.RUnlock()
 	if !ok || now.After(c.until) {
 		var err error
-		c, err = a.load(ctx, hash, now)
+		c, err = a.load(ctx, HashKey(raw), now)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +161,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, raw string) (*Principa
 		if len(a.cache) > 100_000 {
 			clear(a.cache) // bound memory under a key-guessing flood
 		}
-		a.cache[hash] = c
+		a.cache[raw] = c
 		a.mu.Unlock()
 	}
 	if c.p == nil {

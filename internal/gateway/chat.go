@@ -88,8 +88,7 @@ func (c *call) upstreamContext(rt *route) (context.Context, context.CancelFunc, 
 		d = time.Duration(rt.timeout) * time.Millisecond
 	}
 	if d == 0 {
-		ctx, cancel := context.WithCancel(c.r.Context())
-		return ctx, cancel, nil
+		return c.r.Context(), func() {}, nil
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), d)
 	return ctx, cancel, nil

@@ -21,7 +21,8 @@ type route struct {
 }
 
 // providerHeaderFields maps x-gateway-<group>-<field> headers to the
-// snake_case option names (API.md §3 "Provider specifics").
+// snake_case option names (API.md §3 "Provider specifics"); init replaces
+// the keys with their canonical forms.
 var providerHeaderFields = map[string]string{
 	"x-gateway-aws-access-key-id":           "aws_access_key_id",
 	"x-gateway-aws-secret-access-key":       "aws_secret_access_key",
@@ -35,6 +36,23 @@ var providerHeaderFields = map[string]string{
 	"x-gateway-azure-api-version":           "azure_api_version",
 	"x-gateway-anthropic-version":           "anthropic_version",
 	"x-gateway-anthropic-beta":              "anthropic_beta",
+}
+
+func init() {
+	canon := make(map[string]string, len(providerHeaderFields))
+	for k, v := range providerHeaderFields {
+		canon[http.CanonicalHeaderKey(k)] = v
+	}
+	providerHeaderFields = canon
+}
+
+// firstValue reads a header by its canonical key without canonicalising
+// again (the request's header map is already canonical).
+func firstValue(h http.Header, canonicalKey string) string {
+	if vs := h[canonicalKey]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }
 
 // resolve picks the target from SPEC.md's four header combinations:
@@ -68,7 +86,7 @@ func (c *call) resolve() (*route, error) {
 		t.CustomHost = ch
 	}
 	for hdr, opt := range providerHeaderFields {
-		if v := h.Get(hdr); v != "" {
+		if v := firstValue(h, hdr); v != "" {
 			if t.Options == nil {
 				t.Options = make(map[string]string)
 			}

@@ -53,16 +53,25 @@ type Options struct {
 
 // Writer is the bounded queue in front of the sink. Enqueue never drops a
 // record: when the queue is full the caller waits for room.
+//
+// Records collect in a buffer under a mutex; the writer goroutine is woken
+// only when a batch is full or on its flush tick, so handing over a record
+// costs a lock and an append, not a goroutine wake-up per request.
 type Writer struct {
 	sink Sink
 	opt  Options
 	log  *slog.Logger
 
-	mu     sync.RWMutex // held for reading by Enqueue, for writing by Close
-	closed bool
-	queue  chan *Record
-	done   chan struct{}
-	depth  atomic.Int64
+	mu      sync.Mutex
+	room    *sync.Cond // signalled when the writer takes the buffer
+	buf     []*Record
+	spare   []*Record
+	closed  bool
+	waiting int // producers blocked for room
+
+	kick  chan struct{} // a full batch, or Close
+	done  chan struct{}
+	depth atomic.Int64 // records accepted and not yet stored
 }
 
 // NewWriter starts a writer draining into sink. Call Close to flush.
@@ -73,6 +82,7 @@ func NewWriter(sink Sink, opt Options) *Writer {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 512
 	}
+	opt.BatchSize = min(opt.BatchSize, opt.QueueSize)
 	if opt.FlushInterval <= 0 {
 		opt.FlushInterval = 100 * time.Millisecond
 	}
@@ -82,7 +92,12 @@ func NewWriter(sink Sink, opt Options) *Writer {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	w := &Writer{sink: sink, opt: opt, log: opt.Logger, queue: make(chan *Record, opt.QueueSize), done: make(chan struct{})}
+	w := &Writer{
+		sink: sink, opt: opt, log: opt.Logger,
+		buf: make([]*Record, 0, opt.BatchSize), spare: make([]*Record, 0, opt.BatchSize),
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	w.room = sync.NewCond(&w.mu)
 	go w.run()
 	return w
 }
@@ -93,36 +108,49 @@ var ErrClosed = errors.New("reqlog: writer closed")
 // Enqueue hands rec to the writer. It returns at once when the queue has
 // room; otherwise it waits (backpressure) and the wait is counted.
 func (w *Writer) Enqueue(rec *Record) error {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
+	w.mu.Lock()
 	if w.closed {
+		w.mu.Unlock()
 		return ErrClosed
 	}
-	select {
-	case w.queue <- rec:
-	default:
+	if len(w.buf) >= w.opt.QueueSize {
 		start := time.Now()
-		w.queue <- rec
+		w.waiting++
+		for len(w.buf) >= w.opt.QueueSize {
+			w.wake()
+			w.room.Wait()
+		}
+		w.waiting--
 		add(w.opt.Counters.Waits, 1)
 		add(w.opt.Counters.WaitSeconds, time.Since(start).Seconds())
 	}
+	w.buf = append(w.buf, rec)
+	full := len(w.buf) == w.opt.BatchSize
+	w.mu.Unlock()
 	w.depth.Add(1)
+	if full {
+		w.wake()
+	}
 	return nil
+}
+
+func (w *Writer) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Depth is the number of records not yet stored.
 func (w *Writer) Depth() int { return int(w.depth.Load()) }
 
 // Close stops accepting records and returns once every queued record is
-// stored or spilled, or when ctx ends (what is left then is spilled when
-// possible and reported).
+// stored or spilled, or when ctx ends.
 func (w *Writer) Close(ctx context.Context) error {
 	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.queue)
-	}
+	w.closed = true
 	w.mu.Unlock()
+	w.wake()
 	select {
 	case <-w.done:
 		return nil
@@ -133,30 +161,35 @@ func (w *Writer) Close(ctx context.Context) error {
 
 func (w *Writer) run() {
 	defer close(w.done)
-	batch := make([]*Record, 0, w.opt.BatchSize)
 	tick := time.NewTicker(w.opt.FlushInterval)
 	defer tick.Stop()
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		w.store(batch)
-		w.depth.Add(-int64(len(batch)))
-		batch = batch[:0]
-	}
 	for {
 		select {
-		case rec, ok := <-w.queue:
-			if !ok {
-				flush()
+		case <-w.kick:
+		case <-tick.C:
+		}
+		for {
+			w.mu.Lock()
+			batch := w.buf
+			w.buf, w.spare = w.spare[:0], nil
+			last := w.closed && len(batch) == 0 && w.waiting == 0
+			w.mu.Unlock()
+			w.room.Broadcast()
+			if last {
 				return
 			}
-			batch = append(batch, rec)
-			if len(batch) >= w.opt.BatchSize {
-				flush()
+			if len(batch) == 0 {
+				break
 			}
-		case <-tick.C:
-			flush()
+			for i := 0; i < len(batch); i += w.opt.BatchSize {
+				part := batch[i:min(i+w.opt.BatchSize, len(batch))]
+				w.store(part)
+				w.depth.Add(-int64(len(part)))
+			}
+			clear(batch)
+			w.mu.Lock()
+			w.spare = batch[:0]
+			w.mu.Unlock()
 		}
 	}
 }

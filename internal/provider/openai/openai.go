@@ -212,7 +212,7 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	body, err := readBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}
@@ -225,8 +225,11 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 	// DeepSeek may precede the JSON with keep-alive blank lines while a
 	// request is queued (PROVIDERS.md §9.4).
 	body = bytes.TrimLeft(body, " \t\r\n")
-	if !gjson.ValidBytes(body) {
-		return nil, fmt.Errorf("%w: %s answered a body that is not JSON", provider.ErrBadResponse, c.spec.Name)
+	// A full validity scan would cost as much as the usage lookup below; an
+	// answer that does not even start like an object is caught here, and
+	// the client's own decoder judges the rest of the provider's bytes.
+	if len(body) == 0 || body[0] != '{' {
+		return nil, fmt.Errorf("%w: %s answered a body that is not a JSON object", provider.ErrBadResponse, c.spec.Name)
 	}
 	res := gjson.GetManyBytes(body, "usage", "model")
 	u, _ := llm.UsageFromJSON(res[0])
@@ -267,6 +270,16 @@ func (c *Client) ChatStream(ctx context.Context, call *provider.ChatCall) (provi
 		return nil, fmt.Errorf("%w: %s answered a stream request with Content-Type %q", provider.ErrBadResponse, c.spec.Name, ct)
 	}
 	return &stream{ctx: ctx, name: c.spec.Name, resp: resp, r: sse.NewReader(resp.Body)}, nil
+}
+
+// readBody reads a response body, sized by Content-Length when known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= maxResponseBytes {
+		b := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, b)
+		return b, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 }
 
 type stream struct {
