@@ -385,3 +385,40 @@ func TestRedisReadiness(t *testing.T) {
 		t.Errorf("reachable redis: %d %s", resp.StatusCode, out)
 	}
 }
+
+func TestEmbeddingsAndCompletions(t *testing.T) {
+	h := start(t)
+	c := h.client()
+	var raw *http.Response
+	emb, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{
+		Model: "text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", "b"}},
+	}, option.WithResponseInto(&raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(emb.Data) != 2 || emb.Data[1].Embedding[2] != 1.5 || emb.Usage.PromptTokens != 8 {
+		t.Errorf("embeddings = %s", emb.RawJSON())
+	}
+	rec := h.logRecord(raw.Header.Get("x-gateway-request-id"))
+	if rec["model"] != "text-embedding-3-small" || rec["usage"].(map[string]any)["prompt_tokens"] != 8.0 {
+		t.Errorf("record %v", rec)
+	}
+	comp, err := c.Completions.New(context.Background(), openai.CompletionNewParams{
+		Model:  "gpt-3.5-turbo-instruct",
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("hello")},
+	})
+	if err != nil || comp.Choices[0].Text != " world" {
+		t.Fatalf("completions = %v, %v", comp, err)
+	}
+	for _, tc := range []struct{ path, body, param string }{
+		{"/v1/embeddings", `{"model":"m"}`, "input"},
+		{"/v1/embeddings", `{"input":"x"}`, "model"},
+		{"/v1/completions", `{"model":"m"}`, "prompt"},
+	} {
+		resp, body := h.do("POST", tc.path, tc.body, h.routing())
+		if resp.StatusCode != 400 || errorField(t, body, "param") != tc.param {
+			t.Errorf("%s %s: %d %s", tc.path, tc.body, resp.StatusCode, body)
+		}
+	}
+}

@@ -22,20 +22,13 @@ import (
 // chat serves POST /v1/chat/completions: decode and validate the body once,
 // resolve the target, then answer plainly or as a stream.
 func (g *Gateway) chat(c *call) error {
-	body, err := httpx.ReadBody(c.w, c.r, g.opt.MaxBodyBytes)
+	body, err := c.readBody()
 	if err != nil {
 		return err
-	}
-	if g.opt.LogBodies {
-		c.rec.RequestBody = g.bodyForLog(body)
 	}
 	req, err := llm.DecodeChatRequest(body)
 	if err != nil {
-		var le *llm.Error
-		if errors.As(err, &le) {
-			return httpx.BadRequest(le.Code, le.Param, "%s", le.Message)
-		}
-		return err
+		return requestError(err)
 	}
 	c.rec.Model, c.rec.Stream = req.Model, req.Stream
 	rt, err := c.resolve()
@@ -53,7 +46,8 @@ func (g *Gateway) chat(c *call) error {
 		return err
 	}
 	defer cancel()
-	pc := &provider.ChatCall{Target: rt.target, Request: req, Body: body, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders)}
+	pc := &provider.ChatCall{Target: rt.target, Request: req, Body: body, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders), StrictOpenAI: rt.strict}
+	defer func() { c.logDropped(pc.Dropped) }()
 	if req.Stream {
 		return c.chatStream(ctx, rt.provider, pc)
 	}
@@ -63,6 +57,27 @@ func (g *Gateway) chat(c *call) error {
 	if err != nil {
 		return upstreamError(err)
 	}
+	return c.writeResponse(resp)
+}
+
+// requestError turns a body validation failure into a 400 naming the field.
+func requestError(err error) error {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return httpx.BadRequest(le.Code, le.Param, "%s", le.Message)
+	}
+	return err
+}
+
+// logDropped notes request fields an adapter ignored as mere hints.
+func (c *call) logDropped(dropped []string) {
+	if len(dropped) > 0 {
+		c.g.log.Info("provider ignored request fields it cannot honour", "request_id", c.rec.ID, "provider", c.rec.Provider, "fields", dropped)
+	}
+}
+
+// writeResponse relays a complete answer already in OpenAI shape.
+func (c *call) writeResponse(resp *provider.Response) error {
 	c.rec.Usage, c.rec.ModelServed = resp.Usage, resp.Model
 	h := c.w.Header()
 	copyResponseHeaders(h, resp.Header)
@@ -98,12 +113,9 @@ func (c *call) upstreamContext(rt *route) (context.Context, context.CancelFunc, 
 // decodes the result again, so the provider and the log see the request
 // that is actually sent.
 func applyOverrides(body []byte, overrides map[string]any) ([]byte, *llm.ChatRequest, error) {
-	var err error
-	for k, v := range overrides {
-		body, err = sjson.SetBytes(body, escapePath(k), v)
-		if err != nil {
-			return nil, nil, httpx.BadRequest("AB01_INVALID_VALUE", "config.override_params."+k, "config.override_params.%s: %v", k, err)
-		}
+	body, err := patchBody(body, overrides)
+	if err != nil {
+		return nil, nil, err
 	}
 	req, err := llm.DecodeChatRequest(body)
 	if err != nil {
@@ -114,6 +126,18 @@ func applyOverrides(body []byte, overrides map[string]any) ([]byte, *llm.ChatReq
 		return nil, nil, err
 	}
 	return body, req, nil
+}
+
+// patchBody sets each override as a top-level field of body.
+func patchBody(body []byte, overrides map[string]any) ([]byte, error) {
+	var err error
+	for k, v := range overrides {
+		body, err = sjson.SetBytes(body, escapePath(k), v)
+		if err != nil {
+			return nil, httpx.BadRequest("AB01_INVALID_VALUE", "config.override_params."+k, "config.override_params.%s: %v", k, err)
+		}
+	}
+	return body, nil
 }
 
 // escapePath makes a top-level key literal for sjson.

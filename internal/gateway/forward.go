@@ -23,11 +23,8 @@ func (g *Gateway) forward(c *call) error {
 	var body []byte
 	if c.r.Method == http.MethodPost || c.r.Method == http.MethodPut || c.r.Method == http.MethodPatch {
 		var err error
-		if body, err = httpx.ReadBody(c.w, c.r, g.opt.MaxBodyBytes); err != nil {
+		if body, err = c.readBody(); err != nil {
 			return err
-		}
-		if g.opt.LogBodies && isLoggable(c.r.Header.Get("Content-Type")) {
-			c.rec.RequestBody = g.bodyForLog(body)
 		}
 		if len(body) > 0 && body[0] == '{' {
 			c.rec.Model = gjson.GetBytes(body, "model").String()
@@ -37,6 +34,26 @@ func (g *Gateway) forward(c *call) error {
 	if err != nil {
 		return err
 	}
+	return c.forwardTo(rt, body)
+}
+
+// readBody reads the request body within the size limit and keeps it for
+// the log when its type is loggable.
+func (c *call) readBody() ([]byte, error) {
+	body, err := httpx.ReadBody(c.w, c.r, c.g.opt.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	if c.g.opt.LogBodies && (isLoggable(c.r.Header.Get("Content-Type")) || (len(body) > 0 && body[0] == '{')) {
+		c.rec.RequestBody = c.g.bodyForLog(body)
+	}
+	return body, nil
+}
+
+// forwardTo sends the request to the resolved target unchanged but for
+// the URL and credentials, and relays the answer unchanged.
+func (c *call) forwardTo(rt *route, body []byte) error {
+	g := c.g
 	ctx, cancel, err := c.upstreamContext(rt)
 	if err != nil {
 		return err

@@ -75,6 +75,8 @@ func New(providers *provider.Registry, vks VirtualKeyResolver, logs LogQueue, m 
 // to when HasRouting reports provider routing headers.
 func (g *Gateway) Register(mux *http.ServeMux) {
 	mux.Handle("POST /v1/chat/completions", g.handle("chat", g.chat))
+	mux.Handle("POST /v1/embeddings", g.handle("embeddings", g.embeddings))
+	mux.Handle("POST /v1/completions", g.handle("completions", g.completions))
 	files := g.handle("files", g.forward)
 	mux.Handle("GET /v1/files", files)
 	mux.Handle("POST /v1/files", files)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ai-gateway/gateway/internal/httpx"
@@ -18,7 +19,11 @@ type route struct {
 	provider  provider.Provider
 	overrides map[string]any
 	timeout   int64 // ms from the config, 0 for none
+	// strict is the strict OpenAI compliance setting (default on).
+	strict bool
 }
+
+const hdrStrictOpenAI = "x-gateway-strict-openai-compliance"
 
 // providerHeaderFields maps x-gateway-<group>-<field> headers to the
 // snake_case option names (API.md §3 "Provider specifics"); init replaces
@@ -61,7 +66,7 @@ func firstValue(h http.Header, canonicalKey string) string {
 // header.
 func (c *call) resolve() (*route, error) {
 	h := c.r.Header
-	rt := &route{target: &provider.Target{}}
+	rt := &route{target: &provider.Target{}, strict: true}
 	t := rt.target
 	switch {
 	case h.Get(hdrConfig) != "":
@@ -99,6 +104,13 @@ func (c *call) resolve() (*route, error) {
 				t.ForwardHeaders = append(t.ForwardHeaders, name)
 			}
 		}
+	}
+	if v := h.Get(hdrStrictOpenAI); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, httpx.BadRequest("invalid_header", hdrStrictOpenAI, "%s: must be true or false", hdrStrictOpenAI)
+		}
+		rt.strict = b
 	}
 	p, ok := c.g.providers.Lookup(t.Provider)
 	if !ok {
@@ -170,6 +182,9 @@ func (c *call) resolveConfig(rt *route, v string) error {
 	}
 	t.ForwardHeaders = append(t.ForwardHeaders, leaf.ForwardHeaders...)
 	rt.overrides = leaf.OverrideParams
+	if leaf.StrictOpenAI != nil {
+		rt.strict = *leaf.StrictOpenAI
+	}
 	if leaf.RequestTimeout != nil {
 		rt.timeout = *leaf.RequestTimeout
 	}
@@ -237,6 +252,7 @@ func isGatewayHeader(canonical string) bool { return strings.HasPrefix(canonical
 func upstreamError(err error) error {
 	var ue *provider.UpstreamError
 	var ce *provider.ConfigError
+	var up *provider.UnsupportedParameterError
 	var se *provider.StreamError
 	switch {
 	case errors.As(err, &ue):
@@ -251,6 +267,8 @@ func upstreamError(err error) error {
 		he := &httpx.Error{Status: status, Type: errorType(status, d.Type), Code: d.Code, Param: d.Param, Message: d.Message, Provider: ue.Provider, Err: err}
 		he.Header = retryHeaders(ue.Header)
 		return he
+	case errors.As(err, &up):
+		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeInvalidRequest, Code: "unsupported_parameter", Param: up.Param, Message: up.Error(), Err: err}
 	case errors.As(err, &ce):
 		return &httpx.Error{Status: http.StatusBadRequest, Type: httpx.TypeInvalidRequest, Code: "invalid_provider_config", Param: ce.Param, Message: ce.Msg, Err: err}
 	case errors.As(err, &se):

@@ -45,6 +45,43 @@ type ChatCall struct {
 	Body []byte
 	// Header holds client headers to forward, already filtered.
 	Header http.Header
+	// StrictOpenAI is true unless the client or config turned strict
+	// OpenAI compliance off (x-gateway-strict-openai-compliance: false);
+	// only then may adapters add reasoning_content and content_blocks.
+	StrictOpenAI bool
+	// Dropped collects the request fields an adapter ignored because the
+	// provider cannot honour them and they are only hints (PROVIDERS.md
+	// §0.2); the gateway logs them.
+	Dropped []string
+}
+
+// Drop records that the adapter ignored param.
+func (c *ChatCall) Drop(param string) { c.Dropped = append(c.Dropped, param) }
+
+// EmbedCall is one POST /v1/embeddings to translate.
+type EmbedCall struct {
+	Target  *Target
+	Request *llm.EmbeddingRequest
+	Body    []byte
+	Header  http.Header
+	Dropped []string
+}
+
+// Drop records that the adapter ignored param.
+func (c *EmbedCall) Drop(param string) { c.Dropped = append(c.Dropped, param) }
+
+// Embedder is implemented by adapters that translate embeddings. For
+// adapters without it, /v1/embeddings is forwarded as a pass-through (the
+// OpenAI-compatible providers speak it natively).
+type Embedder interface {
+	Embed(ctx context.Context, call *EmbedCall) (*Response, error)
+}
+
+// Native is implemented by adapters that translate chat to a native API;
+// their providers have no OpenAI-style /completions or /embeddings to
+// forward to, so the gateway answers those routes itself.
+type Native interface {
+	Native() bool
 }
 
 // Response is a complete (non-streamed) answer, already in OpenAI shape.
@@ -171,6 +208,23 @@ func (e *StreamError) Error() string {
 }
 
 func (e *StreamError) Unwrap() error { return ErrStreamBroken }
+
+// UnsupportedParameterError is a request field the provider cannot honour
+// where ignoring it would change the answer (PROVIDERS.md §0.2): 400
+// unsupported_parameter naming the field.
+type UnsupportedParameterError struct {
+	Provider string
+	Param    string
+	Reason   string
+}
+
+func (e *UnsupportedParameterError) Error() string {
+	msg := e.Param + ": not supported by " + e.Provider
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
 
 // ConfigError means the target cannot be called as configured (a missing
 // resource name, no host for a self-hosted provider). It is the client's to

@@ -49,6 +49,8 @@ func NewOpenAI(t testing.TB) *OpenAI {
 	f := &OpenAI{started: make(chan struct{}, 1024)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", f.chat)
+	mux.HandleFunc("POST /v1/embeddings", f.embeddings)
+	mux.HandleFunc("POST /v1/completions", f.completions)
 	mux.HandleFunc("GET /v1/files", f.listFiles)
 	mux.HandleFunc("POST /v1/files", f.uploadFile)
 	mux.HandleFunc("GET /v1/files/{id}", f.getFile)
@@ -275,6 +277,36 @@ func (f *OpenAI) stream(w http.ResponseWriter, r *http.Request, req *chatRequest
 			created, req.Model, len(words), 12+len(words)))
 	}
 	send("[DONE]")
+}
+
+func (f *OpenAI) embeddings(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Input any    `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		WriteError(w, 400, "invalid_request_error", "invalid_json", err.Error())
+		return
+	}
+	n := 1
+	if in, ok := req.Input.([]any); ok {
+		n = len(in)
+	}
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":[0.1,-0.2,%d.5]}`, i, i)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"object":"list","data":[%s],"model":%q,"usage":{"prompt_tokens":%d,"total_tokens":%d}}`, strings.Join(items, ","), req.Model, 4*n, 4*n)
+}
+
+func (f *OpenAI) completions(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"cmpl-fake","object":"text_completion","created":%d,"model":%q,"choices":[{"text":" world","index":0,"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}`, created, req.Model)
 }
 
 // FileContent is the content of every fake file.
