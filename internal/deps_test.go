@@ -32,6 +32,10 @@ var allowed = map[string][]string{
 	"internal/provider":              {"internal/llm"},
 	"internal/provider/openai":       {"internal/provider", "internal/llm", "internal/sse"},
 	"internal/provider/providertest": {},
+	"internal/provider/anthropic":    {"internal/provider", "internal/llm", "internal/sse"},
+	"internal/provider/google":       {"internal/provider", "internal/llm", "internal/sse"},
+	"internal/provider/bedrock":      {"internal/provider", "internal/llm", "internal/sse"},
+	"internal/provider/cohere":       {"internal/provider", "internal/llm", "internal/sse"},
 
 	"internal/routing": {"internal/httpx", "internal/provider", "internal/llm"},
 	"internal/auth":    {"internal/httpx", "internal/secret"},

@@ -25,7 +25,6 @@ import (
 	"github.com/ai-gateway/gateway/internal/httpx"
 	"github.com/ai-gateway/gateway/internal/metrics"
 	"github.com/ai-gateway/gateway/internal/provider"
-	"github.com/ai-gateway/gateway/internal/provider/openai"
 	"github.com/ai-gateway/gateway/internal/reqlog"
 	"github.com/ai-gateway/gateway/internal/secret"
 	"github.com/ai-gateway/gateway/internal/store"
@@ -102,7 +101,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	})
 
 	hc := provider.NewHTTPClient()
-	registry := provider.NewRegistry(openai.All(hc)...)
+	registry := provider.NewRegistry(providers(hc)...)
 	authn := auth.NewAuthenticator(st, cfg.KeyCacheTTL)
 	vks := auth.NewVirtualKeys(st, box, cfg.KeyCacheTTL)
 	gw := gateway.New(registry, vks, a.writer, a.metrics, hc, log, gateway.Options{
