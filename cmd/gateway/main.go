@@ -54,7 +54,7 @@ func (versionCmd) Run() error {
 }
 
 func (m *migrateCmd) Run(ctx context.Context) error {
-	st, err := store.Open(ctx, m.DatabaseURL, m.DataDir)
+	st, err := store.OpenWithOptions(ctx, m.DatabaseURL, m.DataDir, store.OptionsFromEnv(os.Getenv))
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	uuid.EnableRandPool()
 	a := &App{cfg: cfg, log: log}
-	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	st, err := store.OpenWithOptions(ctx, cfg.DatabaseURL, cfg.DataDir, store.Options{
+		DBSSL: cfg.Settings.DBSSL, DBSSLCA: cfg.Settings.DBSSLCA, DBSSLCert: cfg.Settings.DBSSLCert, DBSSLKey: cfg.Settings.DBSSLKey,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}

@@ -45,12 +45,38 @@ type BootstrapResult struct {
 // an organisation service key of that organisation, so that a key given by
 // the environment survives restarts without duplicates. Either way, on
 // success *adminKey holds the stored row.
+//
+// Several processes may bootstrap one database at once: the transaction runs
+// under a lock (SQLite's write lock, taken by BEGIN IMMEDIATE; a
+// transaction-level advisory lock on PostgreSQL; a named lock on MySQL, held
+// by the transaction's connection until after the commit), so exactly one
+// of them creates the tenancy and the others find it.
 func (s *Store) Bootstrap(ctx context.Context, adminKey *auth.APIKey) (BootstrapResult, error) {
-	tx, err := s.w.BeginTxx(ctx, nil)
+	conn, err := s.w.Connx(ctx)
+	if err != nil {
+		return BootstrapResult{}, fmt.Errorf("store: bootstrap: %w", err)
+	}
+	defer conn.Close()
+	if s.d.name == dialectMySQL.name {
+		if err := mysqlBootstrapLock.SessionLock(ctx, conn.Conn); err != nil {
+			return BootstrapResult{}, err
+		}
+		// Released after the commit (or rollback) below, as defers run last
+		// in, first out. A failed release discards the connection, which
+		// frees the lock too, so its error changes nothing for the caller.
+		defer func() { _ = mysqlBootstrapLock.SessionUnlock(context.WithoutCancel(ctx), conn.Conn) }()
+	}
+	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return BootstrapResult{}, fmt.Errorf("store: bootstrap: %w", err)
 	}
 	defer rollback(tx)
+	if s.d.name == dialectPostgres.name {
+		var one int
+		if err := tx.GetContext(ctx, &one, pgBootstrapXactLock); err != nil {
+			return BootstrapResult{}, fmt.Errorf("store: bootstrap: take the bootstrap lock: %w", err)
+		}
+	}
 
 	res, err := s.existingTenancy(ctx, tx)
 	switch {

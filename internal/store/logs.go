@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -44,20 +45,81 @@ var logColumns = []string{
 
 var logColumnList = strings.Join(logColumns, ", ")
 
-// logArgs appends r's column values to args, in logColumns order.
-func logArgs(args []any, r *reqlog.Record, metadata string) []any {
+// logArgs appends r's column values to args, in logColumns order. Every
+// string is made valid for every dialect: VARCHAR values are clipped to
+// their width, TEXT values to maxText bytes (0: unclipped), and all are
+// valid UTF-8 without NUL bytes (see cleanText).
+func logArgs(args []any, r *reqlog.Record, metadata string, maxText int) []any {
+	long := func(v string) string { return clipBytes(cleanText(v), maxText) }
 	return append(args,
-		r.ID, clip(r.OrganisationID, widthID), clip(r.WorkspaceID, widthID), clip(r.APIKeyID, widthID),
-		clip(r.VirtualKey, widthShort), r.Config,
-		clip(r.TraceID, widthShort), clip(r.SpanID, widthShort), clip(r.ParentSpanID, widthShort), r.SpanName, metadata,
-		clip(r.Provider, widthShort), clip(r.Model, widthShort), clip(r.ModelServed, widthShort), r.RequestPath,
-		clip(r.Method, widthMethod),
-		r.StatusCode, boolInt(r.IsSuccess), boolInt(r.Stream), r.ErrorMessage,
+		r.ID, short(r.OrganisationID, widthID), short(r.WorkspaceID, widthID), short(r.APIKeyID, widthID),
+		short(r.VirtualKey, widthShort), long(r.Config),
+		short(r.TraceID, widthShort), short(r.SpanID, widthShort), short(r.ParentSpanID, widthShort), long(r.SpanName), metadata,
+		short(r.Provider, widthShort), short(r.Model, widthShort), short(r.ModelServed, widthShort), long(r.RequestPath),
+		short(r.Method, widthMethod),
+		r.StatusCode, boolInt(r.IsSuccess), boolInt(r.Stream), long(r.ErrorMessage),
 		msToMicros(r.LatencyMS), msToMicros(r.UpstreamLatencyMS), msToMicros(r.OverheadMS), msToMicros(r.TTFTMS),
 		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.CachedTokens, r.Usage.ReasoningTokens, r.Usage.CacheWriteTokens,
-		r.Cost, clip(r.CacheStatus, widthStatus), r.RetryCount, clip(r.LastUsedOptionIndex, widthShort),
-		r.RequestBody, r.ResponseBody, micros(r.CreatedAt),
+		r.Cost, short(r.CacheStatus, widthStatus), r.RetryCount, short(r.LastUsedOptionIndex, widthShort),
+		long(r.RequestBody), long(r.ResponseBody), micros(r.CreatedAt),
 	)
+}
+
+// short prepares a value for a VARCHAR(n) column or a comparison with one.
+func short(v string, n int) string { return clip(cleanText(v), n) }
+
+// cleanText returns s as valid UTF-8 without NUL bytes, replacing each
+// invalid sequence and each NUL with U+FFFD. PostgreSQL rejects both in
+// text, MySQL rejects invalid UTF-8, and SQLite would keep them: cleaning on
+// every dialect keeps one record from failing a batch on some databases and
+// the stored values the same on all. Bodies of requests the gateway logs
+// are JSON, so this touches only what was not text to begin with.
+func cleanText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// cleanMeta returns m with its keys and values cleaned (cleanText); m
+// itself when that changes nothing. Keys that clean to the same key keep
+// the first in byte order.
+func cleanMeta(m map[string]string) map[string]string {
+	clean := true
+	for k, v := range m {
+		if cleanText(k) != k || cleanText(v) != v {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make(map[string]string, len(m))
+	for _, k := range keys {
+		ck := cleanText(k)
+		if _, dup := out[ck]; !dup {
+			out[ck] = cleanText(m[k])
+		}
+	}
+	return out
+}
+
+// clipBytes shortens s to at most n bytes (n <= 0: no limit), cutting on a
+// rune boundary.
+func clipBytes(s string, n int) string {
+	if n <= 0 || len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // metaRow is one request_log_metadata row.
@@ -84,17 +146,18 @@ func (s *Store) InsertLogs(ctx context.Context, recs []*reqlog.Record) error {
 		if len(r.Metadata) == 0 {
 			continue
 		}
-		b, err := json.Marshal(r.Metadata)
+		md := cleanMeta(r.Metadata)
+		b, err := json.Marshal(md)
 		if err != nil {
 			return fmt.Errorf("store: insert logs: metadata: %w", err)
 		}
 		metadata[i] = string(b)
-		meta = appendMetaRows(meta, r)
+		meta = appendMetaRows(meta, r.ID, md)
 	}
 
 	args := make([]any, 0, len(recs)*len(logColumns))
 	for i, r := range recs {
-		args = logArgs(args, r, metadata[i])
+		args = logArgs(args, r, metadata[i], s.d.maxText)
 	}
 	metaArgs := make([]any, 0, 3*len(meta))
 	for _, m := range meta {
@@ -216,12 +279,13 @@ func execBulk(ctx context.Context, tx *sqlx.Tx, stmts []bulkStmt, ncol int, args
 	return nil
 }
 
-// appendMetaRows appends r's metadata as rows, clipped to the column widths.
-// Two long keys that clip to the same prefix keep the first (in key order),
-// so the primary key (log_id, meta_key) cannot fail the batch.
-func appendMetaRows(rows []metaRow, r *reqlog.Record) []metaRow {
-	keys := make([]string, 0, len(r.Metadata))
-	for k := range r.Metadata {
+// appendMetaRows appends the metadata md of record id as rows, clipped to
+// the column widths. Two long keys that clip to the same prefix keep the
+// first (in key order), so the primary key (log_id, meta_key) cannot fail
+// the batch.
+func appendMetaRows(rows []metaRow, id string, md map[string]string) []metaRow {
+	keys := make([]string, 0, len(md))
+	for k := range md {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -231,7 +295,7 @@ func appendMetaRows(rows []metaRow, r *reqlog.Record) []metaRow {
 		if ck != k && slices.ContainsFunc(rows[start:], func(m metaRow) bool { return m.key == ck }) {
 			continue
 		}
-		rows = append(rows, metaRow{logID: r.ID, key: ck, value: clip(r.Metadata[k], widthMetaValue)})
+		rows = append(rows, metaRow{logID: id, key: ck, value: clip(md[k], widthMetaValue)})
 	}
 	return rows
 }
@@ -392,7 +456,8 @@ func (s *Store) ListLogs(ctx context.Context, f reqlog.Filter) ([]*reqlog.Record
 }
 
 // logWhere renders f as a WHERE clause over request_logs aliased l. Filter
-// values are clipped like the stored values they are compared with.
+// values are cleaned and clipped like the stored values they are compared
+// with.
 func logWhere(f reqlog.Filter) (string, []any) {
 	var conds []string
 	var args []any
@@ -401,10 +466,10 @@ func logWhere(f reqlog.Filter) (string, []any) {
 		args = append(args, a...)
 	}
 	if f.OrganisationID != "" {
-		add("l.organisation_id = ?", clip(f.OrganisationID, widthID))
+		add("l.organisation_id = ?", short(f.OrganisationID, widthID))
 	}
 	if f.WorkspaceID != "" {
-		add("l.workspace_id = ?", clip(f.WorkspaceID, widthID))
+		add("l.workspace_id = ?", short(f.WorkspaceID, widthID))
 	}
 	if !f.From.IsZero() {
 		add("l.created_at >= ?", micros(f.From))
@@ -413,16 +478,16 @@ func logWhere(f reqlog.Filter) (string, []any) {
 		add("l.created_at < ?", micros(f.To))
 	}
 	if f.TraceID != "" {
-		add("l.trace_id = ?", clip(f.TraceID, widthShort))
+		add("l.trace_id = ?", short(f.TraceID, widthShort))
 	}
 	if f.StatusCode != 0 {
 		add("l.status_code = ?", f.StatusCode)
 	}
 	if f.Provider != "" {
-		add("l.provider = ?", clip(f.Provider, widthShort))
+		add("l.provider = ?", short(f.Provider, widthShort))
 	}
 	if f.Model != "" {
-		m := clip(f.Model, widthShort)
+		m := short(f.Model, widthShort)
 		add("(l.model = ? OR l.model_served = ?)", m, m)
 	}
 	// Sorted keys give the same SQL text for the same filter.
@@ -433,7 +498,7 @@ func logWhere(f reqlog.Filter) (string, []any) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		add("EXISTS (SELECT 1 FROM request_log_metadata m WHERE m.log_id = l.id AND m.meta_key = ? AND m.meta_value = ?)",
-			clip(k, widthMetaKey), clip(f.Metadata[k], widthMetaValue))
+			short(k, widthMetaKey), short(f.Metadata[k], widthMetaValue))
 	}
 	if len(conds) == 0 {
 		return "", nil

@@ -5,12 +5,13 @@
 // wrap httpx.ErrNotFound and httpx.ErrConflict, never SQL text, for the
 // cases a client may see.
 //
-// Today the store runs on embedded SQLite (modernc.org/sqlite); PostgreSQL
-// and MySQL/MariaDB arrive behind the same schema. To keep that a matter of
-// adding a dialect, every query is written with "?" placeholders and passed
-// through Store.q (sqlx.Rebind), timestamps are BIGINT unix microseconds in
-// UTC, booleans are INTEGER 0/1, JSON is TEXT, and ids are UUID strings
-// generated in Go.
+// The store runs on embedded SQLite (modernc.org/sqlite), PostgreSQL (pgx)
+// and MySQL/MariaDB (go-sql-driver/mysql), chosen by the database URL, with
+// one schema and one contract test suite. To keep that so, every query is
+// written with "?" placeholders and passed through Store.q (sqlx.Rebind),
+// timestamps are BIGINT unix microseconds in UTC, booleans are INTEGER 0/1,
+// JSON is TEXT, binary values are base64 TEXT, ids are UUID strings
+// generated in Go, and the few dialect differences live in dialect.
 //
 // store imports only auth, reqlog, httpx and llm among the gateway's
 // packages; it must not import the data-plane or control-plane handlers.
@@ -20,10 +21,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -33,9 +32,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -50,9 +52,6 @@ var (
 	_ reqlog.Reader = (*Store)(nil)
 )
 
-//go:embed migrations/*.sql
-var migrationFiles embed.FS
-
 // gooseTable is goose's default version table, read directly by Ready.
 const gooseTable = goose.DefaultTablename
 
@@ -62,20 +61,39 @@ type dialect struct {
 	goose goose.Dialect
 	// bind is the sqlx bind type that "?" placeholders are rebound to.
 	bind int
-	// maxParams bounds the placeholders of one statement. SQLite's limit
-	// (SQLITE_MAX_VARIABLE_NUMBER, 32766 since 3.32) is the lowest of the
-	// three databases.
+	// maxParams bounds the placeholders of one statement: SQLite's
+	// SQLITE_MAX_VARIABLE_NUMBER (32766 since 3.32), and the 16-bit counts
+	// of PostgreSQL's and MySQL's wire protocols.
 	maxParams int
+	// maxText is the byte capacity of the request-log text columns (0: no
+	// practical limit). Longer values are clipped rather than failing the
+	// batch.
+	maxText int
+	// migrationsDir names the directory under migrations/ whose files this
+	// dialect runs after (and interleaved with) the portable ones.
+	migrationsDir string
+	// migrationLock serialises Migrate across processes; nil for SQLite,
+	// where one process owns the file.
+	migrationLock lock.SessionLocker
 }
 
-var dialectSQLite = dialect{name: "sqlite", goose: goose.DialectSQLite3, bind: sqlx.QUESTION, maxParams: 32766}
+var (
+	dialectSQLite   = dialect{name: "sqlite", goose: goose.DialectSQLite3, bind: sqlx.QUESTION, maxParams: 32766}
+	dialectPostgres = dialect{name: "postgres", goose: goose.DialectPostgres, bind: sqlx.DOLLAR, maxParams: 65535,
+		migrationLock: pgMigrateLock}
+	// MySQL's MEDIUMTEXT holds 16 MiB - 1 bytes (migrations/mysql).
+	dialectMySQL = dialect{name: "mysql", goose: goose.DialectMySQL, bind: sqlx.QUESTION, maxParams: 65535,
+		maxText: 1<<24 - 1, migrationsDir: "mysql", migrationLock: mysqlMigrateLock}
+)
 
 // Store is the gateway's SQL store. It is safe for concurrent use.
 type Store struct {
 	// w is the writer. For SQLite it holds a single connection, so writers
 	// queue in database/sql rather than failing with "database is locked".
+	// For PostgreSQL and MySQL it is one pool shared with r.
 	w *sqlx.DB
-	// r is the read pool. In WAL mode readers never wait for the writer.
+	// r is the read pool. In SQLite's WAL mode readers never wait for the
+	// writer.
 	r *sqlx.DB
 	d dialect
 
@@ -89,18 +107,41 @@ type Store struct {
 	now func() time.Time
 }
 
-// errUnsupportedDatabase is returned by Open for database URLs the store
-// cannot serve yet.
-var errUnsupportedDatabase = errors.New("postgres/mysql support arrives with the control-plane store")
-
 // readPoolSize is the number of SQLite read connections.
 const readPoolSize = 4
 
-// Open connects to the database named by databaseURL. An empty URL means the
-// embedded SQLite database <dataDir>/gateway.db, creating dataDir (0700) if
-// needed; "sqlite://path" and "file:path" name another SQLite file. Open
-// does not migrate: call Migrate.
+// Open connects to the database named by databaseURL with zero Options:
+// see OpenWithOptions.
 func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
+	return OpenWithOptions(ctx, databaseURL, dataDir, Options{})
+}
+
+// OpenWithOptions connects to the database named by databaseURL:
+//
+//   - empty: the embedded SQLite database <dataDir>/gateway.db, creating
+//     dataDir (0700) if needed; "sqlite://path", "sqlite:path", "file:path"
+//     or a bare path name another SQLite file;
+//   - "postgres://…" or "postgresql://…": PostgreSQL, through pgx, with any
+//     parameter pgx accepts (sslmode, search_path…);
+//   - "mysql://user:pass@host:port/db?params" ("mariadb://" alike):
+//     MySQL/MariaDB, with TLS as opts.DBSSL says (see Options).
+//
+// It checks that the database answers but does not migrate: call Migrate.
+// Its errors never contain the URL's password.
+func OpenWithOptions(ctx context.Context, databaseURL, dataDir string, opts Options) (*Store, error) {
+	scheme, _, _ := strings.Cut(databaseURL, "://")
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		return openPostgres(ctx, databaseURL)
+	case "mysql", "mariadb":
+		return openMySQL(ctx, databaseURL, opts)
+	}
+	return openSQLiteStore(ctx, databaseURL, dataDir)
+}
+
+// openSQLiteStore opens the SQLite database of databaseURL: one writer
+// connection and a read pool.
+func openSQLiteStore(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
 	path, err := sqlitePath(databaseURL, dataDir)
 	if err != nil {
 		return nil, err
@@ -127,18 +168,9 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*Store, error) {
 	s.r.SetConnMaxLifetime(0)
 	s.r.SetConnMaxIdleTime(0)
 
-	fsys, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
+	if err := s.newMigrations(); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("store: migrations: %w", err)
-	}
-	s.migrations, err = goose.NewProvider(s.d.goose, s.w.DB, fsys,
-		goose.WithDisableGlobalRegistry(true),
-		goose.WithLogger(goose.NopLogger()),
-	)
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("store: migrations: %w", err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -174,10 +206,6 @@ func sqlitePath(databaseURL, dataDir string) (string, error) {
 	if !ok {
 		// A bare path is an SQLite file, as with most tools.
 		return databaseURL, nil
-	}
-	switch strings.ToLower(scheme) {
-	case "postgres", "postgresql", "mysql", "mariadb":
-		return "", fmt.Errorf("store: %s database: %w", scheme, errUnsupportedDatabase)
 	}
 	// Only the scheme is named: the rest of the URL may hold a password.
 	return "", fmt.Errorf("store: unsupported database URL scheme %q", scheme)
@@ -257,7 +285,11 @@ func (s *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close closes both pools.
+// Dialect names the database the store runs on: "sqlite", "postgres" or
+// "mysql".
+func (s *Store) Dialect() string { return s.d.name }
+
+// Close closes the pools.
 func (s *Store) Close() error {
 	var errs []error
 	s.stmtMu.Lock()
@@ -269,7 +301,7 @@ func (s *Store) Close() error {
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
-	if s.w != nil {
+	if s.w != nil && s.w != s.r {
 		errs = append(errs, s.w.Close())
 	}
 	return errors.Join(errs...)
@@ -368,15 +400,26 @@ func pageBounds(page, size int) (limit, offset int) {
 }
 
 // isUniqueViolation reports whether err is a unique or primary-key
-// constraint failure. PostgreSQL (23505) and MySQL (1062) join here with
-// their drivers.
+// constraint failure on any of the dialects.
 func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return true
 		}
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505" // unique_violation
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		// ER_DUP_ENTRY, ER_DUP_ENTRY_WITH_KEY_NAME
+		return me.Number == 1062 || me.Number == 1586
 	}
 	return false
 }
