@@ -37,6 +37,12 @@ type Spec struct {
 	BaseURL string
 	// Azure selects Azure OpenAI URLs and the api-key header.
 	Azure bool
+	// --- Azure AI Foundry and Entra ID (issue #3); see azure_entra.go. ---
+	// AzureAI selects Azure AI Foundry model inference URLs
+	// (https://{resource}.services.ai.azure.com/models); Azure must be set
+	// too, for its authentication.
+	AzureAI bool
+	// --- end Azure AI Foundry. ---
 }
 
 // Specs lists the OpenAI-compatible providers the gateway ships with
@@ -44,6 +50,7 @@ type Spec struct {
 var Specs = []Spec{
 	{Name: "openai", BaseURL: "https://api.openai.com/v1"},
 	{Name: "azure-openai", Azure: true},
+	{Name: "azure-ai", Azure: true, AzureAI: true}, // Azure AI Foundry model inference (issue #3)
 	{Name: "groq", BaseURL: "https://api.groq.com/openai/v1"},
 	{Name: "mistral-ai", BaseURL: "https://api.mistral.ai/v1"},
 	{Name: "together-ai", BaseURL: "https://api.together.xyz/v1"},
@@ -111,6 +118,11 @@ func (c *Client) endpoint(t *provider.Target, path, rawQuery string) (string, er
 // (/openai/v1{path}) where the body's model names the deployment. A custom
 // host replaces https://{resource}.openai.azure.com.
 func (c *Client) azureEndpoint(t *provider.Target, path, rawQuery string) (string, error) {
+	// --- Azure AI Foundry (issue #3). ---
+	if c.spec.AzureAI {
+		return c.azureAIEndpoint(t, path, rawQuery)
+	}
+	// --- end Azure AI Foundry. ---
 	host := t.CustomHost
 	if host == "" {
 		res := t.Option("azure_resource_name")
@@ -140,6 +152,41 @@ func (c *Client) azureEndpoint(t *provider.Target, path, rawQuery string) (strin
 	return join(host+"/openai/v1", path, q.Encode()), nil
 }
 
+// --- Azure AI Foundry (issue #3). ---
+
+// DefaultAzureAIAPIVersion is the api-version of Azure AI Foundry model
+// inference when the caller names none.
+const DefaultAzureAIAPIVersion = "2024-05-01-preview"
+
+// azureAIEndpoint: Azure AI Foundry model inference,
+// https://{resource}.services.ai.azure.com/models{path}?api-version=, with
+// the deployment named by the body's model. A custom host replaces
+// https://{resource}.services.ai.azure.com.
+func (c *Client) azureAIEndpoint(t *provider.Target, path, rawQuery string) (string, error) {
+	host := t.CustomHost
+	if host == "" {
+		res := t.Option("azure_resource_name")
+		if res == "" {
+			return "", &provider.ConfigError{Provider: c.spec.Name, Param: "x-gateway-azure-resource-name", Msg: c.spec.Name + " needs a resource name (x-gateway-azure-resource-name or azure_resource_name) or a custom host"}
+		}
+		if strings.ContainsAny(res, "/:?#@") {
+			return "", &provider.ConfigError{Provider: c.spec.Name, Param: "x-gateway-azure-resource-name", Msg: "azure resource name must be a bare name, not a URL"}
+		}
+		host = "https://" + res + ".services.ai.azure.com"
+	}
+	q, _ := url.ParseQuery(rawQuery)
+	if q.Get("api-version") == "" {
+		v := t.Option("azure_api_version")
+		if v == "" {
+			v = DefaultAzureAIAPIVersion
+		}
+		q.Set("api-version", v)
+	}
+	return join(strings.TrimSuffix(host, "/")+"/models", path, q.Encode()), nil
+}
+
+// --- end Azure AI Foundry. ---
+
 func join(base, path, rawQuery string) string {
 	u := strings.TrimSuffix(base, "/") + path
 	if rawQuery != "" {
@@ -152,15 +199,19 @@ func join(base, path, rawQuery string) string {
 	return u
 }
 
-func (c *Client) setAuth(h http.Header, t *provider.Target) {
-	if t.APIKey == "" {
-		return
-	}
+// setAuth sets the provider's credentials on h. Azure's (api-key, a
+// Bearer access token, or one obtained from Microsoft Entra ID) are set by
+// azureAuth in azure_entra.go, which may fetch a token and so needs ctx
+// and can fail.
+func (c *Client) setAuth(ctx context.Context, h http.Header, t *provider.Target) error {
 	if c.spec.Azure {
-		h.Set("api-key", t.APIKey)
-		return
+		return c.azureAuth(ctx, h, t)
+	}
+	if t.APIKey == "" {
+		return nil
 	}
 	h.Set("Authorization", "Bearer "+t.APIKey)
+	return nil
 }
 
 // PrepareForward points out at the provider for a pass-through request.
@@ -175,8 +226,7 @@ func (c *Client) PrepareForward(out *http.Request, t *provider.Target, path, raw
 	}
 	out.URL = pu
 	out.Host = pu.Host
-	c.setAuth(out.Header, t)
-	return nil
+	return c.setAuth(out.Context(), out.Header, t)
 }
 
 func (c *Client) newRequest(ctx context.Context, call *provider.ChatCall, body []byte, stream bool) (*http.Request, error) {
@@ -197,7 +247,9 @@ func (c *Client) newRequest(ctx context.Context, call *provider.ChatCall, body [
 	} else {
 		req.Header.Set("Accept", "application/json")
 	}
-	c.setAuth(req.Header, call.Target)
+	if err := c.setAuth(ctx, req.Header, call.Target); err != nil {
+		return nil, err
+	}
 	return req, nil
 }
 
