@@ -28,6 +28,10 @@ var allowed = map[string][]string{
 	"internal/secret":  {},
 	"internal/metrics": {},
 	"internal/config":  {},
+	// The control plane's records: tenancy (organisations, workspaces,
+	// users, members, invites) and audit (records, secret masking).
+	"internal/tenancy": {},
+	"internal/audit":   {},
 
 	"internal/provider":              {"internal/llm"},
 	"internal/provider/openai":       {"internal/provider", "internal/llm", "internal/sse"},
@@ -37,16 +41,18 @@ var allowed = map[string][]string{
 	"internal/provider/bedrock":      {"internal/provider", "internal/llm", "internal/sse"},
 	"internal/provider/cohere":       {"internal/provider", "internal/llm", "internal/sse"},
 
-	"internal/routing": {"internal/httpx", "internal/provider", "internal/llm"},
+	// routing owns configs and plans; it does not call providers.
+	"internal/routing": {"internal/httpx"},
 	"internal/auth":    {"internal/httpx", "internal/secret"},
 	"internal/reqlog":  {"internal/llm", "internal/httpx"},
 
 	// The data plane never imports the control plane or the store.
 	"internal/gateway": {"internal/auth", "internal/httpx", "internal/llm", "internal/metrics", "internal/provider", "internal/reqlog", "internal/routing", "internal/sse"},
 	// The control plane never imports the data plane or provider adapters.
-	"internal/admin": {"internal/auth", "internal/httpx", "internal/reqlog", "internal/secret"},
+	// It validates saved configs with routing (no provider call there).
+	"internal/admin": {"internal/auth", "internal/audit", "internal/httpx", "internal/reqlog", "internal/routing", "internal/secret", "internal/tenancy"},
 	// The store implements interfaces of the packages above it.
-	"internal/store": {"internal/auth", "internal/reqlog", "internal/httpx", "internal/llm"},
+	"internal/store": {"internal/auth", "internal/audit", "internal/reqlog", "internal/routing", "internal/httpx", "internal/llm", "internal/tenancy"},
 
 	"internal/app":      {"*"},
 	"internal/loadtest": {"internal/app", "internal/config", "internal/provider/providertest"},

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ai-gateway/gateway/internal/auth"
 	"github.com/ai-gateway/gateway/internal/httpx"
@@ -45,26 +46,66 @@ type Deps struct {
 	Logs        LogStore
 	Box         *secret.Box
 	Invalidate  VirtualKeyInvalidator
-	// Providers lists the provider slugs a virtual key may name.
+	// Providers lists the provider slugs a virtual key or config may name.
 	Providers []string
 	Logger    *slog.Logger
+
+	// Configs stores saved configs; ConfigCache is the data plane's cache
+	// of them, invalidated after each change (configs.go).
+	Configs     ConfigStore
+	ConfigCache ConfigInvalidator
+
+	// Authenticator checks every control-plane request's key (the data
+	// plane has its own middleware) and is invalidated after key changes.
+	Authenticator Authenticator
+	// OnAuthFail, if set, is called for each rejected key (metrics).
+	OnAuthFail func()
+	Tenancy    TenancyStore
+	APIKeys    APIKeyStore
+	Audit      AuditStore
+	// AuditEnabled is SPEC.md's AUDIT_LOGS_ENABLED: when false nothing is
+	// recorded and GET /v1/audit-logs answers feature_disabled.
+	AuditEnabled bool
+	// OrganisationID is the organisation that audit records of requests
+	// whose key failed belong to.
+	OrganisationID string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
 }
 
 // API serves the control plane.
 type API struct{ d Deps }
 
 // New returns the control-plane API.
-func New(d Deps) *API { return &API{d: d} }
+func New(d Deps) *API {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &API{d: d}
+}
 
-// Register mounts the control-plane routes and a JSON 404 for every other
-// /v1 path on mux.
-func (a *API) Register(mux *http.ServeMux) {
+func (a *API) now() time.Time { return a.d.Now() }
+
+// Register mounts the control plane on outer: every route, and a JSON 404
+// for every other /v1 path, behind the one wrapper (control) that
+// authenticates, authorises by the RBAC table and writes the audit log.
+func (a *API) Register(outer *http.ServeMux) {
+	mux := http.NewServeMux()
+	defer outer.Handle("/v1/", a.control(mux))
 	h := func(f httpx.HandlerFunc) http.Handler { return httpx.Handler(a.d.Logger, f) }
+	a.registerTenancy(mux, h)
+	a.registerAPIKeys(mux, h)
+	mux.Handle("GET /v1/audit-logs", h(a.listAuditLogs))
 	mux.Handle("POST /v1/virtual-keys", h(a.createVirtualKey))
 	mux.Handle("GET /v1/virtual-keys", h(a.listVirtualKeys))
 	mux.Handle("GET /v1/virtual-keys/{slug}", h(a.getVirtualKey))
 	mux.Handle("PUT /v1/virtual-keys/{slug}", h(a.updateVirtualKey))
 	mux.Handle("DELETE /v1/virtual-keys/{slug}", h(a.deleteVirtualKey))
+
+	a.registerConfigs(mux, h)
 
 	mux.Handle("GET /v1/logs", h(a.listLogs))
 	mux.Handle("POST /v1/logs", h(a.insertLogs))

@@ -70,9 +70,6 @@ var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,254}$`)
 
 func (a *API) createVirtualKey(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := p.Require(auth.ScopeVirtualKeysCreate); err != nil {
-		return err
-	}
 	var in virtualKeyInput
 	body, err := httpx.ReadBody(w, r, 1<<20)
 	if err != nil {
@@ -92,12 +89,9 @@ func (a *API) createVirtualKey(w http.ResponseWriter, r *http.Request) error {
 		ID: uuid.NewString(), OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID,
 		Status: auth.StatusActive, CreatedAt: now, UpdatedAt: now,
 	}
-	if in.WorkspaceID != nil && *in.WorkspaceID != "" {
-		if !p.IsOrganisationKey() && *in.WorkspaceID != p.WorkspaceID {
-			return httpx.Forbidden("workspace_not_allowed", "a workspace key can only create virtual keys in its own workspace")
-		}
-		vk.WorkspaceID = *in.WorkspaceID
-	}
+	// p.WorkspaceID is the workspace the request named (workspace_id or
+	// x-gateway-workspace, resolved and checked by the control wrapper),
+	// else the key's own or the default one.
 	if in.Slug != nil {
 		vk.Slug = *in.Slug
 	} else {
@@ -250,11 +244,8 @@ func visible(p *auth.Principal, vk *auth.VirtualKey) bool {
 	return p.IsOrganisationKey() || vk.WorkspaceID == p.WorkspaceID
 }
 
-func (a *API) lookupVirtualKey(r *http.Request, scope string) (*auth.VirtualKey, *auth.Principal, error) {
+func (a *API) lookupVirtualKey(r *http.Request) (*auth.VirtualKey, *auth.Principal, error) {
 	p := principal(r)
-	if err := p.Require(scope); err != nil {
-		return nil, nil, err
-	}
 	vk, err := a.d.VirtualKeys.VirtualKey(r.Context(), p.OrganisationID, r.PathValue("slug"))
 	if err != nil {
 		return nil, nil, err
@@ -266,7 +257,7 @@ func (a *API) lookupVirtualKey(r *http.Request, scope string) (*auth.VirtualKey,
 }
 
 func (a *API) getVirtualKey(w http.ResponseWriter, r *http.Request) error {
-	vk, _, err := a.lookupVirtualKey(r, auth.ScopeVirtualKeysRead)
+	vk, _, err := a.lookupVirtualKey(r)
 	if err != nil {
 		return err
 	}
@@ -276,17 +267,11 @@ func (a *API) getVirtualKey(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) listVirtualKeys(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := p.Require(auth.ScopeVirtualKeysList); err != nil {
-		return err
-	}
 	pg, size, err := page(r)
 	if err != nil {
 		return err
 	}
-	ws := r.URL.Query().Get("workspace_id")
-	if !p.IsOrganisationKey() {
-		ws = p.WorkspaceID
-	}
+	ws := actorFrom(r).listWorkspace()
 	vks, total, err := a.d.VirtualKeys.ListVirtualKeys(r.Context(), p.OrganisationID, ws, pg, size)
 	if err != nil {
 		return err
@@ -300,7 +285,7 @@ func (a *API) listVirtualKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) updateVirtualKey(w http.ResponseWriter, r *http.Request) error {
-	vk, p, err := a.lookupVirtualKey(r, auth.ScopeVirtualKeysUpdate)
+	vk, p, err := a.lookupVirtualKey(r)
 	if err != nil {
 		return err
 	}
@@ -315,7 +300,7 @@ func (a *API) updateVirtualKey(w http.ResponseWriter, r *http.Request) error {
 	if in.Slug != nil && *in.Slug != vk.Slug {
 		return httpx.BadRequest("invalid_value", "slug", "slug: cannot be changed")
 	}
-	if in.WorkspaceID != nil && *in.WorkspaceID != vk.WorkspaceID {
+	if in.WorkspaceID != nil && *in.WorkspaceID != vk.WorkspaceID && p.WorkspaceID != vk.WorkspaceID {
 		return httpx.BadRequest("invalid_value", "workspace_id", "workspace_id: cannot be changed")
 	}
 	key, secrets, err := auth.OpenCredentials(a.d.Box, vk)
@@ -336,7 +321,7 @@ func (a *API) updateVirtualKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) deleteVirtualKey(w http.ResponseWriter, r *http.Request) error {
-	vk, p, err := a.lookupVirtualKey(r, auth.ScopeVirtualKeysDelete)
+	vk, p, err := a.lookupVirtualKey(r)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/rueidis"
 
 	"github.com/ai-gateway/gateway/internal/admin"
 	"github.com/ai-gateway/gateway/internal/auth"
@@ -26,6 +27,7 @@ import (
 	"github.com/ai-gateway/gateway/internal/metrics"
 	"github.com/ai-gateway/gateway/internal/provider"
 	"github.com/ai-gateway/gateway/internal/reqlog"
+	"github.com/ai-gateway/gateway/internal/routing"
 	"github.com/ai-gateway/gateway/internal/secret"
 	"github.com/ai-gateway/gateway/internal/store"
 )
@@ -49,6 +51,10 @@ type App struct {
 	stopBackground context.CancelFunc
 	background     sync.WaitGroup
 	server         *http.Server
+
+	// redis is the Redis client of shared routing state, once connected.
+	redisMu sync.Mutex
+	redis   rueidis.Client
 }
 
 // New builds the gateway: opens and migrates the store, bootstraps the
@@ -106,15 +112,27 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	registry := provider.NewRegistry(providers(hc)...)
 	authn := auth.NewAuthenticator(st, cfg.KeyCacheTTL)
 	vks := auth.NewVirtualKeys(st, box, cfg.KeyCacheTTL)
+	known := func(slug string) bool { _, ok := registry.Lookup(slug); return ok }
+	configs := routing.NewSavedConfigs(st, cfg.KeyCacheTTL, routing.ParseOptions{KnownProvider: known},
+		func(c *routing.StoredConfig) ([]byte, error) { return admin.OpenConfig(box, c) })
+	breakers, connectRedis := a.newBreakers()
 	gw := gateway.New(registry, vks, a.writer, a.metrics, hc, log, gateway.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, LogBodies: cfg.LogBodies, LogBodyMaxBytes: cfg.LogBodyMaxBytes,
+		Configs: configs, Breakers: breakers,
 	})
-	api := admin.New(admin.Deps{VirtualKeys: st, Logs: st, Box: box, Invalidate: vks, Providers: registry.Names(), Logger: log})
+	api := admin.New(admin.Deps{VirtualKeys: st, Logs: st, Box: box, Invalidate: vks, Providers: registry.Names(), Logger: log,
+		Configs: st, ConfigCache: configs,
+		Authenticator: authn, OnAuthFail: a.metrics.AuthFailed, Tenancy: st, APIKeys: st, Audit: st,
+		AuditEnabled: cfg.Settings.Enabled("AUDIT_LOGS_ENABLED"), OrganisationID: a.Bootstrap.OrganisationID})
 	a.handler = a.routes(gw, api, authn)
 
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopBackground = stop
 	a.background.Go(func() { a.replaySpilled(bg, spillDir) })
+	a.background.Go(func() { a.expireKeys(bg, authn) })
+	if connectRedis != nil {
+		a.background.Go(func() { connectRedis(bg) })
+	}
 	return a, nil
 }
 
@@ -159,18 +177,26 @@ func (a *App) routes(gw *gateway.Gateway, api *admin.API, authn *auth.Authentica
 	control := http.NewServeMux()
 	api.Register(control)
 	pass := gw.PassThrough()
-	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The data plane authenticates here; the control plane in its own
+	// wrapper, which also audits authentication failures (admin.control).
+	dataPlane := authn.Middleware(func(*http.Request, error) { a.metrics.AuthFailed() })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h, pattern := data.Handler(r); pattern != "" {
 			h.ServeHTTP(w, r)
 			return
 		}
+		pass.ServeHTTP(w, r)
+	}))
+	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if gateway.HasRouting(r) {
-			pass.ServeHTTP(w, r)
+			dataPlane.ServeHTTP(w, r)
+			return
+		}
+		if _, pattern := data.Handler(r); pattern != "" {
+			dataPlane.ServeHTTP(w, r)
 			return
 		}
 		control.ServeHTTP(w, r)
 	})
-	authed := authn.Middleware(func(*http.Request, error) { a.metrics.AuthFailed() })(v1)
 
 	root := http.NewServeMux()
 	root.HandleFunc("GET /health/live", func(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +204,7 @@ func (a *App) routes(gw *gateway.Gateway, api *admin.API, authn *auth.Authentica
 	})
 	root.HandleFunc("GET /health/ready", a.ready)
 	root.Handle("GET /metrics", a.metrics.Handler())
-	root.Handle("/v1/", httpx.RequestIDs(authed))
+	root.Handle("/v1/", httpx.RequestIDs(v1))
 	root.Handle("/", httpx.Handler(a.log, func(w http.ResponseWriter, r *http.Request) error {
 		return httpx.NotFound("no route for " + r.Method + " " + r.URL.Path + "; the API lives under /v1")
 	}))
@@ -249,6 +275,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	}
 	a.stopBackground()
 	a.background.Wait()
+	a.closeRedis()
 	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.writer.Close(flushCtx); err != nil {
@@ -258,6 +285,38 @@ func (a *App) Shutdown(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// expireKeys is the key-expiry worker (SPEC.md "States and transitions":
+// an active API key whose expiry has passed becomes expired on a
+// background run): every KeyExpiryInterval it moves such keys, and pending
+// invites past their expiry, and drops the key cache when a key changed.
+// The data plane rejects an expired key before this runs (auth compares
+// expires_at on every request). One process runs it per store; with several
+// gateway processes each runs it, which is harmless (the UPDATE is
+// idempotent) until background jobs take a lease (DESIGN.md).
+func (a *App) expireKeys(ctx context.Context, authn *auth.Authenticator) {
+	t := time.NewTicker(a.cfg.KeyExpiryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		n, err := a.store.ExpireAPIKeys(ctx, now)
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("expiring API keys", "err", err)
+		}
+		if n > 0 {
+			authn.Invalidate()
+			a.log.Info("expired API keys", "keys", n)
+		}
+		if _, err := a.store.ExpireInvites(ctx, now); err != nil && ctx.Err() == nil {
+			a.log.Warn("expiring invites", "err", err)
+		}
+	}
 }
 
 // replaySpilled stores log records spilled to disk while the database was

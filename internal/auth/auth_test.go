@@ -32,7 +32,9 @@ func (m *memKeys) APIKeyByHash(_ context.Context, hash string) (*APIKey, error) 
 	return k, nil
 }
 
-func (m *memKeys) DefaultWorkspaceID(context.Context, string) (string, error) { return "ws-default", nil }
+func (m *memKeys) DefaultWorkspaceID(context.Context, string) (string, error) {
+	return "ws-default", nil
+}
 
 func (m *memKeys) VirtualKeyBySlug(_ context.Context, _, slug string) (*VirtualKey, error) {
 	m.lookups++

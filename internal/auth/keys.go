@@ -83,9 +83,14 @@ type Principal struct {
 	Defaults    []byte
 }
 
-// Can reports whether the principal holds scope.
+// Can reports whether the principal holds scope, in either spelling of
+// the deployment scopes.
 func (p *Principal) Can(scope string) bool {
-	return slices.Contains(p.Scopes, ScopeAll) || slices.Contains(p.Scopes, scope)
+	if slices.Contains(p.Scopes, ScopeAll) || slices.Contains(p.Scopes, scope) {
+		return true
+	}
+	norm := NormalizeScope(scope)
+	return slices.ContainsFunc(p.Scopes, func(s string) bool { return NormalizeScope(s) == norm })
 }
 
 // Require returns a 403 unless the principal holds scope.

@@ -41,9 +41,25 @@ type APIKey struct {
 	Scopes         []string        `json:"scopes" db:"-"`
 	Status         string          `json:"status" db:"status"`
 	Defaults       json.RawMessage `json:"defaults,omitempty" db:"-"`
-	ExpiresAt      *time.Time      `json:"expires_at,omitempty" db:"expires_at"`
-	CreatedAt      time.Time       `json:"created_at" db:"created_at"`
-	UpdatedAt      time.Time       `json:"last_updated_at" db:"updated_at"`
+	RateLimits     json.RawMessage `json:"rate_limits,omitempty" db:"-"`
+	UsageLimits    json.RawMessage `json:"usage_limits,omitempty" db:"-"`
+	AlertEmails    []string        `json:"alert_emails,omitempty" db:"-"`
+	// ExpiresAt is the key's expiry. A key found by the hash it had before
+	// a rotation carries the end of the rotation's transition here when
+	// that comes first.
+	ExpiresAt *time.Time `json:"expires_at,omitempty" db:"expires_at"`
+	CreatedAt time.Time  `json:"created_at" db:"created_at"`
+	UpdatedAt time.Time  `json:"last_updated_at" db:"updated_at"`
+}
+
+// APIKeyFilter narrows an API-key list; empty fields do not filter.
+type APIKeyFilter struct {
+	OrganisationID string
+	WorkspaceID    string
+	UserID         string
+	Type           string
+	Status         string
+	Page, PageSize int
 }
 
 // VirtualKey is a stored provider credential. SealedKey is the AES-256-GCM

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -16,11 +15,13 @@ import (
 	"github.com/ai-gateway/gateway/internal/httpx"
 	"github.com/ai-gateway/gateway/internal/llm"
 	"github.com/ai-gateway/gateway/internal/provider"
+	"github.com/ai-gateway/gateway/internal/routing"
 	"github.com/ai-gateway/gateway/internal/sse"
 )
 
 // chat serves POST /v1/chat/completions: decode and validate the body once,
-// resolve the target, then answer plainly or as a stream.
+// resolve the routing, then answer plainly or as a stream from the first
+// target that succeeds.
 func (g *Gateway) chat(c *call) error {
 	body, err := c.readBody()
 	if err != nil {
@@ -31,33 +32,29 @@ func (g *Gateway) chat(c *call) error {
 		return requestError(err)
 	}
 	c.rec.Model, c.rec.Stream = req.Model, req.Stream
-	rt, err := c.resolve()
-	if err != nil {
+	if err := c.routePlan(); err != nil {
 		return err
 	}
-	if len(rt.overrides) > 0 {
-		if body, req, err = applyOverrides(body, rt.overrides); err != nil {
-			return err
+	return c.dispatch(func(ctx context.Context, rt *route) routing.Outcome {
+		b, r := body, req
+		if len(rt.overrides) > 0 {
+			var err error
+			if b, r, err = applyOverrides(body, rt); err != nil {
+				return c.failure(err, nil)
+			}
 		}
-		c.rec.Model = req.Model
-	}
-	ctx, cancel, err := c.upstreamContext(rt)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	pc := &provider.ChatCall{Target: rt.target, Request: req, Body: body, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders), StrictOpenAI: rt.strict}
-	defer func() { c.logDropped(pc.Dropped) }()
-	if req.Stream {
-		return c.chatStream(ctx, rt.provider, pc)
-	}
-	c.upstreamStart = c.g.now()
-	resp, err := rt.provider.Chat(ctx, pc)
-	c.upstreamDur = c.g.now().Sub(c.upstreamStart)
-	if err != nil {
-		return upstreamError(err)
-	}
-	return c.writeResponse(resp)
+		c.rec.Model, c.rec.Stream = r.Model, r.Stream
+		pc := &provider.ChatCall{Target: rt.target, Request: r, Body: b, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders), StrictOpenAI: rt.strict}
+		defer func() { c.logDropped(pc.Dropped) }()
+		if r.Stream {
+			return c.chatStream(ctx, rt, pc)
+		}
+		resp, err := rt.provider.Chat(ctx, pc)
+		if err != nil {
+			return c.failure(err, nil)
+		}
+		return committed(resp.Status, c.writeResponse(resp))
+	})
 }
 
 // requestError turns a body validation failure into a 400 naming the field.
@@ -82,7 +79,6 @@ func (c *call) writeResponse(resp *provider.Response) error {
 	h := c.w.Header()
 	copyResponseHeaders(h, resp.Header)
 	h.Set("Content-Type", "application/json")
-	h.Set(hdrRetryCount, "0")
 	c.w.WriteHeader(resp.Status)
 	c.respLog = resp.Body
 	if _, err := c.w.Write(resp.Body); err != nil {
@@ -91,29 +87,11 @@ func (c *call) writeResponse(resp *provider.Response) error {
 	return nil
 }
 
-// upstreamContext bounds the provider call by x-gateway-request-timeout or
-// the config's request_timeout. It derives from the request's context, so a
-// client that disconnects cancels the upstream call.
-func (c *call) upstreamContext(rt *route) (context.Context, context.CancelFunc, error) {
-	d, err := requestTimeout(c.r.Header)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d == 0 && rt.timeout > 0 {
-		d = time.Duration(rt.timeout) * time.Millisecond
-	}
-	if d == 0 {
-		return c.r.Context(), func() {}, nil
-	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), d)
-	return ctx, cancel, nil
-}
-
-// applyOverrides merges a config's override_params over the body and
+// applyOverrides merges a target's override_params over the body and
 // decodes the result again, so the provider and the log see the request
 // that is actually sent.
-func applyOverrides(body []byte, overrides map[string]any) ([]byte, *llm.ChatRequest, error) {
-	body, err := patchBody(body, overrides)
+func applyOverrides(body []byte, rt *route) ([]byte, *llm.ChatRequest, error) {
+	body, err := patchBody(body, rt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,20 +99,27 @@ func applyOverrides(body []byte, overrides map[string]any) ([]byte, *llm.ChatReq
 	if err != nil {
 		var le *llm.Error
 		if errors.As(err, &le) {
-			return nil, nil, httpx.BadRequest(le.Code, "config.override_params."+le.Param, "after applying override_params: %s", le.Message)
+			return nil, nil, httpx.BadRequest(le.Code, rt.path+".override_params."+le.Param, "after applying override_params: %s", le.Message)
 		}
 		return nil, nil, err
 	}
 	return body, req, nil
 }
 
-// patchBody sets each override as a top-level field of body.
-func patchBody(body []byte, overrides map[string]any) ([]byte, error) {
+// patchBody sets each of a target's overrides as a top-level field of
+// body, as the raw JSON the config holds.
+func patchBody(body []byte, rt *route) ([]byte, error) {
+	if len(rt.overrides) == 0 {
+		return body, nil
+	}
 	var err error
-	for k, v := range overrides {
-		body, err = sjson.SetBytes(body, escapePath(k), v)
+	// sjson edits in place when it can; the client's body is shared by
+	// every attempt, so each patches a copy.
+	body = bytes.Clone(body)
+	for k, v := range rt.overrides {
+		body, err = sjson.SetRawBytes(body, escapePath(k), v)
 		if err != nil {
-			return nil, httpx.BadRequest("AB01_INVALID_VALUE", "config.override_params."+k, "config.override_params.%s: %v", k, err)
+			return nil, httpx.BadRequest(routing.CodeInvalidValue, rt.path+".override_params."+k, "%s.override_params.%s: %v", rt.path, k, err)
 		}
 	}
 	return body, nil
@@ -153,60 +138,62 @@ func escapePath(k string) string {
 	return b.String()
 }
 
-// chatStream relays a streamed answer. The first chunk is read before the
-// 200 is committed, so a provider that fails at once is answered with a
-// proper error status. After that, a broken upstream stream gets one error
-// event and the connection is aborted.
-func (c *call) chatStream(ctx context.Context, p provider.Provider, pc *provider.ChatCall) error {
-	c.upstreamStart = c.g.now()
-	st, err := p.ChatStream(ctx, pc)
+// chatStream relays a streamed answer. The first event is read before the
+// 200 is committed, so an attempt that fails before it (an error status, a
+// cut connection, an in-stream error event, no first event within
+// first_token_timeout) is a failed attempt that a retry or fallback may
+// still replace. After that, a broken upstream stream gets one error event
+// and the connection is aborted.
+func (c *call) chatStream(ctx context.Context, rt *route, pc *provider.ChatCall) routing.Outcome {
+	ctx, guard := guardFirstToken(ctx, rt.firstToken)
+	defer guard.release()
+	st, err := rt.provider.ChatStream(ctx, pc)
 	if err != nil {
-		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
-		return upstreamError(err)
+		return c.failure(err, guard)
 	}
 	defer st.Close()
 	first, err := st.Next()
+	if err == nil && !guard.arrived() {
+		err = context.Canceled // the first event came as the clock ran out
+	}
 	if err != nil {
-		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
 		if errors.Is(err, io.EOF) {
 			err = fmt.Errorf("%w: the stream ended before its first chunk", provider.ErrStreamBroken)
 		}
-		return upstreamError(err)
+		return c.failure(err, guard)
 	}
 	c.ttft = c.g.now().Sub(c.start)
 
 	h := c.w.Header()
 	copyResponseHeaders(h, st.Header())
 	sse.SetHeaders(h)
-	h.Set(hdrRetryCount, "0")
 	c.w.WriteHeader(http.StatusOK)
 	sw := sse.NewWriter(c.w)
 
 	r := relay{c: c, sw: sw, wantUsage: pc.Request.IncludeUsage()}
 	r.noteFirst(first.Data)
 	if err := r.emit(first); err != nil {
-		return err
+		return committed(http.StatusOK, err)
 	}
 	for {
 		ch, err := st.Next()
 		if err == nil {
 			if err := r.emit(ch); err != nil {
-				return err
+				return committed(http.StatusOK, err)
 			}
 			continue
 		}
-		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
 		c.rec.Usage = r.usage
 		if errors.Is(err, io.EOF) {
-			return r.end()
+			return committed(http.StatusOK, r.end())
 		}
 		if c.r.Context().Err() != nil {
-			return errClientGone
+			return committed(http.StatusOK, errClientGone)
 		}
 		he := httpx.As(upstreamError(err))
 		c.g.log.Warn("provider stream broke after the first byte", "request_id", c.rec.ID, "provider", c.rec.Provider, "err", err)
 		_ = sw.WriteData(he.Body())
-		return &abortError{err: he}
+		return committed(http.StatusOK, &abortError{err: he})
 	}
 }
 

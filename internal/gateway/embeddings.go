@@ -2,17 +2,19 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ai-gateway/gateway/internal/httpx"
 	"github.com/ai-gateway/gateway/internal/llm"
 	"github.com/ai-gateway/gateway/internal/provider"
+	"github.com/ai-gateway/gateway/internal/routing"
 )
 
 // embeddings serves POST /v1/embeddings: validated, then translated by
 // adapters that implement provider.Embedder and forwarded unchanged to
-// OpenAI-compatible ones.
+// OpenAI-compatible ones (each target of a config may be either).
 func (g *Gateway) embeddings(c *call) error {
 	body, err := c.readBody()
 	if err != nil {
@@ -23,40 +25,36 @@ func (g *Gateway) embeddings(c *call) error {
 		return requestError(err)
 	}
 	c.rec.Model = req.Model
-	rt, err := c.resolve()
-	if err != nil {
+	if err := c.routePlan(); err != nil {
 		return err
 	}
-	emb, ok := rt.provider.(provider.Embedder)
-	if !ok {
-		if err := nativeOnly(rt.provider, "/v1/embeddings"); err != nil {
-			return err
+	return c.dispatch(func(ctx context.Context, rt *route) routing.Outcome {
+		emb, ok := rt.provider.(provider.Embedder)
+		if !ok {
+			if err := nativeOnly(rt.provider, "/v1/embeddings"); err != nil {
+				return c.failure(err, nil)
+			}
+			return c.forwardTo(ctx, rt, body, true)
 		}
-		return c.forwardTo(rt, body)
-	}
-	if len(rt.overrides) > 0 {
-		if body, err = patchBody(body, rt.overrides); err != nil {
-			return err
+		b, r := body, req
+		if len(rt.overrides) > 0 {
+			var err error
+			if b, err = patchBody(body, rt); err != nil {
+				return c.failure(err, nil)
+			}
+			if r, err = llm.DecodeEmbeddingRequest(b); err != nil {
+				return c.failure(requestError(err), nil)
+			}
 		}
-		if req, err = llm.DecodeEmbeddingRequest(body); err != nil {
-			return requestError(err)
+		c.rec.Model = r.Model
+		call := &provider.EmbedCall{Target: rt.target, Request: r, Body: b, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders)}
+		resp, err := emb.Embed(ctx, call)
+		c.logDropped(call.Dropped)
+		if err != nil {
+			return c.failure(err, nil)
 		}
-		c.rec.Model = req.Model
-	}
-	ctx, cancel, err := c.upstreamContext(rt)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	call := &provider.EmbedCall{Target: rt.target, Request: req, Body: body, Header: forwardedHeaders(c.r.Header, rt.target.ForwardHeaders)}
-	c.upstreamStart = g.now()
-	resp, err := emb.Embed(ctx, call)
-	c.upstreamDur = g.now().Sub(c.upstreamStart)
-	c.logDropped(call.Dropped)
-	if err != nil {
-		return upstreamError(err)
-	}
-	return c.writeResponse(resp)
+		return committed(resp.Status, c.writeResponse(resp))
+	})
 }
 
 // completions serves POST /v1/completions (the legacy text completions):
@@ -78,19 +76,15 @@ func (g *Gateway) completions(c *call) error {
 		return httpx.BadRequest(llm.CodeMissingRequired, "prompt", "prompt: is required")
 	}
 	c.rec.Model = res[0].String()
-	rt, err := c.resolve()
-	if err != nil {
+	if err := c.routePlan(); err != nil {
 		return err
 	}
-	if err := nativeOnly(rt.provider, "/v1/completions"); err != nil {
-		return err
-	}
-	if len(rt.overrides) > 0 {
-		if body, err = patchBody(body, rt.overrides); err != nil {
-			return err
+	return c.dispatch(func(ctx context.Context, rt *route) routing.Outcome {
+		if err := nativeOnly(rt.provider, "/v1/completions"); err != nil {
+			return c.failure(err, nil)
 		}
-	}
-	return c.forwardTo(rt, body)
+		return c.forwardTo(ctx, rt, body, true)
+	})
 }
 
 // nativeOnly refuses routes a translating adapter's provider does not have.

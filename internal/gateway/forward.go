@@ -2,7 +2,8 @@ package gateway
 
 import (
 	"bytes"
-
+	"context"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -13,12 +14,14 @@ import (
 	"github.com/ai-gateway/gateway/internal/httpx"
 	"github.com/ai-gateway/gateway/internal/llm"
 	"github.com/ai-gateway/gateway/internal/provider"
+	"github.com/ai-gateway/gateway/internal/routing"
 )
 
 // forward serves pass-through paths and the files routes: the path after
 // /v1 and the query go to the provider's base URL (or custom host), the body
 // as bytes; the answer comes back unchanged: status, body bytes, content
-// type and provider headers (API.md §3).
+// type and provider headers (API.md §3). A config's retries and fallbacks
+// apply: an error answer is held back until no other attempt follows.
 func (g *Gateway) forward(c *call) error {
 	var body []byte
 	if c.r.Method == http.MethodPost || c.r.Method == http.MethodPut || c.r.Method == http.MethodPatch {
@@ -30,11 +33,12 @@ func (g *Gateway) forward(c *call) error {
 			c.rec.Model = gjson.GetBytes(body, "model").String()
 		}
 	}
-	rt, err := c.resolve()
-	if err != nil {
+	if err := c.routePlan(); err != nil {
 		return err
 	}
-	return c.forwardTo(rt, body)
+	return c.dispatch(func(ctx context.Context, rt *route) routing.Outcome {
+		return c.forwardTo(ctx, rt, body, false)
+	})
 }
 
 // readBody reads the request body within the size limit and keeps it for
@@ -44,26 +48,36 @@ func (c *call) readBody() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.body = body
 	if c.g.opt.LogBodies && (isLoggable(c.r.Header.Get("Content-Type")) || (len(body) > 0 && body[0] == '{')) {
 		c.rec.RequestBody = c.g.bodyForLog(body)
 	}
 	return body, nil
 }
 
-// forwardTo sends the request to the resolved target unchanged but for
-// the URL and credentials, and relays the answer unchanged.
-func (c *call) forwardTo(rt *route, body []byte) error {
-	g := c.g
-	ctx, cancel, err := c.upstreamContext(rt)
-	if err != nil {
-		return err
-	}
-	defer cancel()
+// maxHeldErrorBytes bounds an error answer held back for a possible retry
+// or fallback; a longer one is relayed at once.
+const maxHeldErrorBytes = 1 << 20
 
+// forwardTo makes one pass-through attempt: the request goes to the target
+// unchanged but for the URL and credentials (and, when patch is set, the
+// target's override_params over a JSON body), and a success is relayed
+// unchanged. An answer of 400 or more is held back as a failed attempt.
+func (c *call) forwardTo(ctx context.Context, rt *route, body []byte, patch bool) routing.Outcome {
+	g := c.g
+	if patch && len(body) > 0 && body[0] == '{' {
+		var err error
+		if body, err = patchBody(body, rt); err != nil {
+			return c.failure(err, nil)
+		}
+		if m := gjson.GetBytes(body, "model"); m.Exists() {
+			c.rec.Model = m.String()
+		}
+	}
 	path := strings.TrimPrefix(c.r.URL.EscapedPath(), "/v1")
 	out, err := http.NewRequestWithContext(ctx, c.r.Method, "http://placeholder", nil)
 	if err != nil {
-		return httpx.Internal(err)
+		return c.failure(httpx.Internal(err), nil)
 	}
 	if body != nil {
 		out.Body = io.NopCloser(bytes.NewReader(body))
@@ -72,16 +86,25 @@ func (c *call) forwardTo(rt *route, body []byte) error {
 	}
 	out.Header = outboundHeaders(c.r.Header)
 	if err := rt.provider.PrepareForward(out, rt.target, path, c.r.URL.RawQuery); err != nil {
-		return upstreamError(err)
+		return c.failure(err, nil)
 	}
 
-	c.upstreamStart = c.g.now()
 	resp, err := g.http.Do(out)
 	if err != nil {
-		c.upstreamDur = c.g.now().Sub(c.upstreamStart)
-		return upstreamError(provider.ClassifyTransportError(ctx, err))
+		return c.failure(provider.ClassifyTransportError(ctx, err), nil)
 	}
 	defer resp.Body.Close()
+
+	var held []byte
+	if resp.StatusCode >= 400 {
+		held, err = io.ReadAll(io.LimitReader(resp.Body, maxHeldErrorBytes+1))
+		if err != nil {
+			return c.failure(provider.ClassifyTransportError(ctx, err), nil)
+		}
+		if len(held) <= maxHeldErrorBytes {
+			return c.failure(&passAnswer{status: resp.StatusCode, header: resp.Header, body: held}, nil)
+		}
+	}
 
 	h := c.w.Header()
 	for k, vs := range resp.Header {
@@ -90,33 +113,61 @@ func (c *call) forwardTo(rt *route, body []byte) error {
 		}
 	}
 	provider.RemoveHopHeaders(h)
-	h.Set(hdrRetryCount, "0")
 	c.w.WriteHeader(resp.StatusCode)
 	c.ttft = c.g.now().Sub(c.start)
 
 	capture := g.opt.LogBodies && isLoggable(resp.Header.Get("Content-Type")) && resp.Header.Get("Content-Encoding") == ""
 	streaming := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	err = c.copyBody(resp.Body, capture, streaming)
-	c.upstreamDur = c.g.now().Sub(c.upstreamStart)
-	if resp.Header.Get("Content-Encoding") == "" && len(c.respLog) > 0 && c.respLog[0] == '{' {
+	src := io.Reader(resp.Body)
+	if held != nil {
+		src = io.MultiReader(bytes.NewReader(held), resp.Body)
+	}
+	err = c.copyBody(src, capture, streaming)
+	c.noteForwardedBody(resp.Header)
+	if err != nil {
+		if errors.Is(err, errClientGone) || c.r.Context().Err() != nil {
+			return committed(resp.StatusCode, errClientGone)
+		}
+		// The status is out; a body cut short must not look complete.
+		he := httpx.As(upstreamError(provider.ClassifyTransportError(ctx, err)))
+		return committed(resp.StatusCode, &abortError{err: he})
+	}
+	if resp.StatusCode >= 400 && c.rec.ErrorMessage == "" {
+		c.rec.ErrorMessage = truncate(provider.ParseErrorBody(c.respLog).Message, 512)
+	}
+	return committed(resp.StatusCode, nil)
+}
+
+// noteForwardedBody reads usage and model from a relayed JSON answer.
+func (c *call) noteForwardedBody(h http.Header) {
+	if h.Get("Content-Encoding") == "" && len(c.respLog) > 0 && c.respLog[0] == '{' {
 		res := gjson.GetManyBytes(c.respLog, "usage", "model")
 		if u, ok := llm.UsageFromJSON(res[0]); ok {
 			c.rec.Usage = u
 		}
 		c.rec.ModelServed = res[1].String()
 	}
-	if err != nil {
-		if c.r.Context().Err() != nil {
-			return errClientGone
+}
+
+// writePassAnswer relays a held-back pass-through error answer unchanged
+// and returns its status.
+func (c *call) writePassAnswer(a *passAnswer) int {
+	h := c.w.Header()
+	for k, vs := range a.header {
+		if !isGatewayHeader(k) {
+			h[k] = vs
 		}
-		// The status is out; a body cut short must not look complete.
-		he := httpx.As(upstreamError(provider.ClassifyTransportError(ctx, err)))
-		return &abortError{err: he}
 	}
-	if resp.StatusCode >= 400 && c.rec.ErrorMessage == "" {
-		c.rec.ErrorMessage = truncate(provider.ParseErrorBody(c.respLog).Message, 512)
+	provider.RemoveHopHeaders(h)
+	h.Del("Content-Length")
+	c.w.WriteHeader(a.status)
+	_, _ = c.w.Write(a.body)
+	if isLoggable(a.header.Get("Content-Type")) && a.header.Get("Content-Encoding") == "" {
+		c.respLog = a.body
+		c.noteForwardedBody(a.header)
+		c.rec.ErrorMessage = truncate(provider.ParseErrorBody(a.body).Message, 512)
 	}
-	return nil
+	return a.status
 }
 
 // copyBody streams the provider's body to the client, flushing after every

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/ai-gateway/gateway/internal/metrics"
 	"github.com/ai-gateway/gateway/internal/provider"
 	"github.com/ai-gateway/gateway/internal/reqlog"
+	"github.com/ai-gateway/gateway/internal/routing"
 )
 
 // VirtualKeyResolver opens a virtual key for the data plane.
@@ -36,8 +38,23 @@ type LogQueue interface {
 	Enqueue(rec *reqlog.Record) error
 }
 
+// SavedConfigs resolves saved configs (x-gateway-config slugs and API
+// keys' default configs) to plans; routing.SavedConfigs satisfies it.
+type SavedConfigs interface {
+	Plan(ctx context.Context, organisationID, slugOrID, param string) (*routing.Plan, *routing.StoredConfig, error)
+}
+
 // Options tune the data plane.
 type Options struct {
+	// Configs resolves saved configs; nil means there are none.
+	Configs SavedConfigs
+	// Breakers holds circuit-breaker state; nil means in-process state.
+	Breakers routing.Breakers
+	// Sleep and Rand replace the router's waits between retries and its
+	// randomness (load balancing, backoff jitter); nil means real ones.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Rand  func() float64
+
 	// MaxBodyBytes bounds a request body (413 beyond); default 32 MiB.
 	MaxBodyBytes int64
 	// LogBodies stores request and response bodies in the log record.
@@ -56,6 +73,12 @@ type Gateway struct {
 	log         *slog.Logger
 	opt         Options
 	now         func() time.Time
+
+	runner  *routing.Runner
+	configs SavedConfigs
+
+	inlineMu sync.RWMutex
+	inline   map[string]*routing.Plan
 }
 
 // New builds the data plane. hc is the client for pass-through requests
@@ -67,7 +90,14 @@ func New(providers *provider.Registry, vks VirtualKeyResolver, logs LogQueue, m 
 	if opt.LogBodyMaxBytes <= 0 {
 		opt.LogBodyMaxBytes = 64 << 10
 	}
-	return &Gateway{providers: providers, virtualKeys: vks, logs: logs, metrics: m, http: hc, log: log, opt: opt, now: time.Now}
+	breakers := opt.Breakers
+	if breakers == nil {
+		breakers = routing.NewMemoryBreakers()
+	}
+	g := &Gateway{providers: providers, virtualKeys: vks, logs: logs, metrics: m, http: hc, log: log, opt: opt, now: time.Now,
+		configs: opt.Configs, inline: make(map[string]*routing.Plan)}
+	g.runner = &routing.Runner{Breakers: breakers, Sleep: opt.Sleep, Rand: opt.Rand}
+	return g
 }
 
 // Register mounts the named data-plane routes of API.md §3 on mux. The
@@ -122,10 +152,17 @@ type call struct {
 	start time.Time
 	rec   *reqlog.Record
 
-	upstreamStart time.Time
-	upstreamDur   time.Duration
-	ttft          time.Duration
-	respLog       []byte
+	// body is the request body, for conditional routing's params.*.
+	body []byte
+	// hs are the request's header settings; plan the config's plan, or
+	// direct the one target named by headers.
+	hs     headerSettings
+	plan   *routing.Plan
+	direct *route
+
+	upstreamDur time.Duration
+	ttft        time.Duration
+	respLog     []byte
 }
 
 // errClientGone ends a request whose client disconnected: nothing more is
@@ -192,7 +229,10 @@ func (c *call) conclude(err error) (status int, abort bool) {
 		return c.w.Status(), false
 	}
 	var ae *abortError
+	var pa *passAnswer
 	switch {
+	case errors.As(err, &pa) && !c.w.Wrote():
+		return c.writePassAnswer(pa), false
 	case errors.As(err, &ae):
 		c.rec.ErrorMessage = ae.err.Message
 		return ae.err.Status, true

@@ -7,18 +7,23 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ai-gateway/gateway/internal/httpx"
 	"github.com/ai-gateway/gateway/internal/provider"
 	"github.com/ai-gateway/gateway/internal/routing"
 )
 
-// route is a resolved target and what the config added to it.
+// route is one resolved target: a provider with its credentials and what
+// the config added to them.
 type route struct {
 	target    *provider.Target
 	provider  provider.Provider
-	overrides map[string]any
-	timeout   int64 // ms from the config, 0 for none
+	overrides map[string]json.RawMessage
+	// path is the config target's JSON path ("" without a config).
+	path string
+	// firstToken bounds a stream's wait for its first event (0: none).
+	firstToken time.Duration
 	// strict is the strict OpenAI compliance setting (default on).
 	strict bool
 }
@@ -60,66 +65,251 @@ func firstValue(h http.Header, canonicalKey string) string {
 	return ""
 }
 
-// resolve picks the target from SPEC.md's four header combinations:
-// config; virtual key; provider + Authorization; provider + Authorization +
-// custom host. A config wins over a virtual key, which wins over a provider
-// header.
-func (c *call) resolve() (*route, error) {
-	h := c.r.Header
-	rt := &route{target: &provider.Target{}, strict: true}
-	t := rt.target
-	switch {
-	case h.Get(hdrConfig) != "":
-		if err := c.resolveConfig(rt, h.Get(hdrConfig)); err != nil {
-			return nil, err
-		}
-	case h.Get(hdrVirtualKey) != "":
-		if err := c.useVirtualKey(t, h.Get(hdrVirtualKey)); err != nil {
-			return nil, err
-		}
-	case h.Get(hdrProvider) != "":
-		t.Provider = strings.TrimSpace(h.Get(hdrProvider))
-		t.APIKey = bearer(h.Get("Authorization"))
-	default:
-		return nil, httpx.BadRequest("missing_provider", hdrProvider,
-			"no provider routing: send x-gateway-virtual-key, x-gateway-provider with Authorization, or x-gateway-config")
-	}
+// headerSettings are the request headers that adjust every target,
+// whether it comes from headers or from a config: they are read and
+// checked once per request.
+type headerSettings struct {
+	customHost string
+	options    map[string]string
+	forward    []string
+	strict     *bool
+	// timeout is x-gateway-request-timeout: it replaces every target's
+	// request_timeout.
+	timeout time.Duration
+}
+
+func readHeaderSettings(h http.Header) (headerSettings, error) {
+	var hs headerSettings
 	if ch := h.Get(hdrCustomHost); ch != "" {
 		if err := routing.ValidateCustomHost(ch); err != nil {
-			return nil, httpx.BadRequest("invalid_custom_host", hdrCustomHost, "%s: %v", hdrCustomHost, err)
+			return hs, httpx.BadRequest("invalid_custom_host", hdrCustomHost, "%s: %v", hdrCustomHost, err)
 		}
-		t.CustomHost = ch
+		hs.customHost = ch
 	}
 	for hdr, opt := range providerHeaderFields {
 		if v := firstValue(h, hdr); v != "" {
-			if t.Options == nil {
-				t.Options = make(map[string]string)
+			if hs.options == nil {
+				hs.options = make(map[string]string)
 			}
-			t.Options[opt] = v
+			hs.options[opt] = v
 		}
 	}
 	if fh := h.Get(hdrForwardHeaders); fh != "" {
 		for _, name := range strings.Split(fh, ",") {
 			if name = strings.TrimSpace(name); name != "" {
-				t.ForwardHeaders = append(t.ForwardHeaders, name)
+				hs.forward = append(hs.forward, name)
 			}
 		}
 	}
 	if v := h.Get(hdrStrictOpenAI); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, httpx.BadRequest("invalid_header", hdrStrictOpenAI, "%s: must be true or false", hdrStrictOpenAI)
+			return hs, httpx.BadRequest("invalid_header", hdrStrictOpenAI, "%s: must be true or false", hdrStrictOpenAI)
 		}
-		rt.strict = b
+		hs.strict = &b
 	}
+	d, err := requestTimeout(h)
+	if err != nil {
+		return hs, err
+	}
+	hs.timeout = d
+	return hs, nil
+}
+
+// apply lays the request's header settings over a target: they win over
+// a config's and a virtual key's.
+func (hs *headerSettings) apply(rt *route) {
+	t := rt.target
+	if hs.customHost != "" {
+		t.CustomHost = hs.customHost
+	}
+	for k, v := range hs.options {
+		if t.Options == nil {
+			t.Options = make(map[string]string, len(hs.options))
+		}
+		t.Options[k] = v
+	}
+	t.ForwardHeaders = append(t.ForwardHeaders, hs.forward...)
+	if hs.strict != nil {
+		rt.strict = *hs.strict
+	}
+}
+
+// keyDefaults is the defaults object of an API key (API.md §6 "API keys").
+type keyDefaults struct {
+	ConfigID string `json:"config_id"`
+	// AllowConfigOverride false forbids the request's own x-gateway-config
+	// (403) and makes the default config win over routing headers.
+	AllowConfigOverride *bool `json:"allow_config_override"`
+}
+
+func readKeyDefaults(raw []byte) keyDefaults {
+	var d keyDefaults
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &d) // validated when the key is saved; garbage means none
+	}
+	return d
+}
+
+// routePlan decides how the request is routed, from SPEC.md's header
+// combinations or the API key's default config:
+//
+//   - x-gateway-config (inline JSON, or a saved config's slug or id) wins,
+//     unless the key has a default config with allow_config_override false:
+//     then the request is refused (403 config_override_not_allowed);
+//   - otherwise a key's default config (defaults.config_id) routes the
+//     request when it names no virtual key or provider, and always when
+//     allow_config_override is false (routing headers are then ignored);
+//   - otherwise x-gateway-virtual-key, then x-gateway-provider with
+//     Authorization (and x-gateway-custom-host).
+//
+// With a config, c.plan is set; otherwise c.direct.
+func (c *call) routePlan() error {
+	h := c.r.Header
+	hs, err := readHeaderSettings(h)
+	if err != nil {
+		return err
+	}
+	c.hs = hs
+	def := readKeyDefaults(c.p.Defaults)
+	overridable := def.AllowConfigOverride == nil || *def.AllowConfigOverride
+	cfg := strings.TrimSpace(h.Get(hdrConfig))
+	switch {
+	case cfg != "":
+		if def.ConfigID != "" && !overridable {
+			return httpx.Forbidden("config_override_not_allowed", "this API key routes with its default config and may not send "+hdrConfig)
+		}
+		return c.useConfig(cfg)
+	case def.ConfigID != "" && (!overridable || (h.Get(hdrVirtualKey) == "" && h.Get(hdrProvider) == "")):
+		if !overridable {
+			// The key's config is enforced: headers that would send its
+			// targets elsewhere are ignored with the rest of the routing.
+			c.hs.customHost, c.hs.options = "", nil
+		}
+		return c.useSaved(def.ConfigID, "defaults.config_id")
+	}
+	rt := &route{target: &provider.Target{}, strict: true}
+	t := rt.target
+	switch {
+	case h.Get(hdrVirtualKey) != "":
+		if err := c.useVirtualKey(t, h.Get(hdrVirtualKey)); err != nil {
+			return err
+		}
+	case h.Get(hdrProvider) != "":
+		t.Provider = strings.TrimSpace(h.Get(hdrProvider))
+		t.APIKey = bearer(h.Get("Authorization"))
+	default:
+		return httpx.BadRequest("missing_provider", hdrProvider,
+			"no provider routing: send x-gateway-virtual-key, x-gateway-provider with Authorization, or x-gateway-config")
+	}
+	c.hs.apply(rt)
 	p, ok := c.g.providers.Lookup(t.Provider)
 	if !ok {
-		return nil, httpx.BadRequest("unknown_provider", hdrProvider, "%v", c.g.providers.UnknownProviderError(t.Provider))
+		return httpx.BadRequest("unknown_provider", hdrProvider, "%v", c.g.providers.UnknownProviderError(t.Provider))
 	}
 	rt.provider = p
-	c.rec.Provider = t.Provider
-	c.rec.VirtualKey = t.VirtualKey
-	c.w.Header().Set(hdrProviderOut, t.Provider)
+	c.direct = rt
+	return nil
+}
+
+// useConfig routes with the x-gateway-config header: inline JSON, or a
+// saved config's slug or id.
+func (c *call) useConfig(v string) error {
+	if !strings.HasPrefix(v, "{") && !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, `"`) {
+		return c.useSaved(v, hdrConfig)
+	}
+	plan, err := c.g.inlinePlan(v)
+	if err != nil {
+		return err
+	}
+	c.plan = plan
+	c.rec.Config = configForLog(v)
+	return nil
+}
+
+// useSaved routes with a saved config. A workspace key sees only its own
+// workspace's configs; another's is "not found", so ids do not leak.
+func (c *call) useSaved(slugOrID, param string) error {
+	if c.g.configs == nil {
+		return routing.NotFound(slugOrID, param)
+	}
+	plan, cfg, err := c.g.configs.Plan(c.r.Context(), c.p.OrganisationID, slugOrID, param)
+	if err != nil {
+		return err
+	}
+	if !c.p.IsOrganisationKey() && cfg.WorkspaceID != c.p.WorkspaceID {
+		return routing.NotFound(slugOrID, param)
+	}
+	c.plan = plan
+	c.rec.Config = cfg.Slug
+	return nil
+}
+
+// inlinePlan parses an inline config, through a small cache keyed by the
+// header's text: clients send the same config on every request.
+func (g *Gateway) inlinePlan(v string) (*routing.Plan, error) {
+	g.inlineMu.RLock()
+	p := g.inline[v]
+	g.inlineMu.RUnlock()
+	if p != nil {
+		return p, nil
+	}
+	p, err := routing.Compile([]byte(v), "", routing.ParseOptions{KnownProvider: g.knownProvider})
+	if err != nil {
+		return nil, err
+	}
+	g.inlineMu.Lock()
+	if len(g.inline) >= maxInlinePlans {
+		clear(g.inline)
+	}
+	g.inline[v] = p
+	g.inlineMu.Unlock()
+	return p, nil
+}
+
+// maxInlinePlans bounds the inline-config cache.
+const maxInlinePlans = 1024
+
+func (g *Gateway) knownProvider(slug string) bool {
+	_, ok := g.providers.Lookup(slug)
+	return ok
+}
+
+// leafRoute resolves a config target to a route: its credentials (its own
+// api_key, its virtual key, or the request's Authorization), settings and
+// adapter, with the request's header settings laid over them.
+func (c *call) leafRoute(lt *routing.Target) (*route, error) {
+	rt := &route{target: &provider.Target{}, strict: true, path: lt.Path, overrides: lt.Overrides, firstToken: lt.FirstTokenTimeout}
+	t := rt.target
+	if lt.VirtualKey != "" {
+		if err := c.useVirtualKey(t, lt.VirtualKey); err != nil {
+			return nil, err
+		}
+	} else {
+		t.Provider, t.APIKey = lt.Provider, lt.APIKey
+		if t.APIKey == "" {
+			t.APIKey = bearer(c.r.Header.Get("Authorization"))
+		}
+	}
+	if lt.CustomHost != "" {
+		t.CustomHost = lt.CustomHost
+	}
+	for k, v := range lt.Options {
+		if t.Options == nil {
+			t.Options = make(map[string]string, len(lt.Options))
+		}
+		t.Options[k] = v
+	}
+	t.ForwardHeaders = append(t.ForwardHeaders, lt.ForwardHeaders...)
+	if lt.StrictOpenAI != nil {
+		rt.strict = *lt.StrictOpenAI
+	}
+	c.hs.apply(rt)
+	p, ok := c.g.providers.Lookup(t.Provider)
+	if !ok {
+		return nil, httpx.BadRequest("unknown_provider", lt.Path+".provider", "%v", c.g.providers.UnknownProviderError(t.Provider))
+	}
+	rt.provider = p
 	return rt, nil
 }
 
@@ -139,54 +329,6 @@ func (c *call) useVirtualKey(t *provider.Target, slug string) error {
 		for k, v := range vk.Options {
 			t.Options[k] = v
 		}
-	}
-	return nil
-}
-
-func (c *call) resolveConfig(rt *route, v string) error {
-	v = strings.TrimSpace(v)
-	if !strings.HasPrefix(v, "{") && !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, `"`) {
-		// Saved configs (slugs) arrive with the routing engine.
-		return httpx.BadRequest("AB01_CONFIG_NOT_FOUND", hdrConfig, "%s: saved config %q not found", hdrConfig, truncate(v, 64))
-	}
-	cfg, err := routing.Parse([]byte(v))
-	if err != nil {
-		return err
-	}
-	leaf, path, err := routing.SingleTarget(cfg)
-	if err != nil {
-		return err
-	}
-	c.rec.Config = configForLog(v)
-	c.rec.LastUsedOptionIndex = path
-	c.w.Header().Set(hdrOptionIndex, path)
-	t := rt.target
-	if leaf.VirtualKey != "" {
-		if err := c.useVirtualKey(t, leaf.VirtualKey); err != nil {
-			return err
-		}
-	} else {
-		t.Provider, t.APIKey = leaf.Provider, leaf.APIKey
-		if t.APIKey == "" {
-			t.APIKey = bearer(c.r.Header.Get("Authorization"))
-		}
-	}
-	if leaf.CustomHost != "" {
-		t.CustomHost = leaf.CustomHost
-	}
-	for k, val := range leaf.ProviderFields {
-		if t.Options == nil {
-			t.Options = make(map[string]string)
-		}
-		t.Options[k] = val
-	}
-	t.ForwardHeaders = append(t.ForwardHeaders, leaf.ForwardHeaders...)
-	rt.overrides = leaf.OverrideParams
-	if leaf.StrictOpenAI != nil {
-		rt.strict = *leaf.StrictOpenAI
-	}
-	if leaf.RequestTimeout != nil {
-		rt.timeout = *leaf.RequestTimeout
 	}
 	return nil
 }

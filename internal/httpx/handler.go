@@ -28,7 +28,9 @@ func Handler(log *slog.Logger, f HandlerFunc) http.Handler {
 		if errors.Is(err, http.ErrAbortHandler) {
 			panic(http.ErrAbortHandler)
 		}
-		if rec, ok := w.(*Recorder); ok && rec.Wrote() {
+		// A Recorder, or a writer wrapping one, knows whether the answer
+		// has started.
+		if rec, ok := w.(interface{ Wrote() bool }); ok && rec.Wrote() {
 			log.LogAttrs(r.Context(), slog.LevelWarn, "error after response started", slog.String("path", r.URL.Path), slog.Any("err", err))
 			return
 		}

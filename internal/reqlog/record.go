@@ -54,6 +54,10 @@ type Record struct {
 	CacheStatus         string    `json:"cache_status,omitempty"`
 	RetryCount          int       `json:"retry_count"`
 	LastUsedOptionIndex string    `json:"last_used_option_index,omitempty"`
+	// Attempts lists every call made to a provider for this request, in
+	// order: retries and fallbacks included, and targets skipped because
+	// their circuit was open.
+	Attempts []Attempt `json:"attempts,omitempty"`
 
 	// RequestBody and ResponseBody hold JSON (or text) as logged; empty when
 	// body logging is off. Secrets never appear: credentials travel in
@@ -62,4 +66,21 @@ type Record struct {
 	ResponseBody string `json:"response_body,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// Attempt is one call to a provider made while serving a request.
+type Attempt struct {
+	// Target is the JSON path of the config target called (config,
+	// config.targets[1], …); empty when no config routed the request.
+	Target   string `json:"target,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	// Retry is 0 for a target's first try, then 1, 2, …
+	Retry int `json:"retry"`
+	// Status is the answer's HTTP status, or the status the gateway gave
+	// for a failure without one (502 unreachable, 504 timeout, 503 circuit
+	// open).
+	Status    int     `json:"status"`
+	LatencyMS float64 `json:"latency_ms"`
+	// Error is a short, client-safe description of a failure.
+	Error string `json:"error,omitempty"`
 }

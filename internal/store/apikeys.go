@@ -31,10 +31,14 @@ type apiKeyRow struct {
 	ExpiresAt      sql.NullInt64  `db:"expires_at"`
 	CreatedAt      int64          `db:"created_at"`
 	UpdatedAt      int64          `db:"updated_at"`
+	RateLimits     sql.NullString `db:"rate_limits"`
+	UsageLimits    sql.NullString `db:"usage_limits"`
+	AlertEmails    sql.NullString `db:"alert_emails"`
 }
 
 const apiKeyColumns = `id, organisation_id, workspace_id, user_id, name, description, type, subtype,
-	key_hash, key_mask, scopes, status, defaults, expires_at, created_at, updated_at`
+	key_hash, key_mask, scopes, status, defaults, expires_at, created_at, updated_at,
+	rate_limits, usage_limits, alert_emails`
 
 func (r *apiKeyRow) apiKey() (*auth.APIKey, error) {
 	k := &auth.APIKey{
@@ -58,6 +62,17 @@ func (r *apiKeyRow) apiKey() (*auth.APIKey, error) {
 	}
 	if r.Defaults.Valid {
 		k.Defaults = json.RawMessage(r.Defaults.String)
+	}
+	if r.RateLimits.Valid {
+		k.RateLimits = json.RawMessage(r.RateLimits.String)
+	}
+	if r.UsageLimits.Valid {
+		k.UsageLimits = json.RawMessage(r.UsageLimits.String)
+	}
+	if r.AlertEmails.Valid {
+		if err := json.Unmarshal([]byte(r.AlertEmails.String), &k.AlertEmails); err != nil {
+			return nil, fmt.Errorf("api key %s: alert emails: %w", r.ID, err)
+		}
 	}
 	return k, nil
 }
@@ -90,15 +105,16 @@ func (s *Store) insertAPIKey(ctx context.Context, db sqlx.ExtContext, k *auth.AP
 	if err != nil {
 		return err
 	}
-	var defaults sql.NullString
-	if len(k.Defaults) > 0 {
-		defaults = sql.NullString{String: string(k.Defaults), Valid: true}
+	emails, err := nullStrings(k.AlertEmails)
+	if err != nil {
+		return err
 	}
 	_, err = db.ExecContext(ctx, s.q(`INSERT INTO api_keys (`+apiKeyColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		k.ID, k.OrganisationID, nullString(k.WorkspaceID), nullString(k.UserID), k.Name, k.Description,
-		k.Type, k.Subtype, k.Hash, k.Mask, string(scopesJSON), k.Status, defaults,
-		nullMicros(k.ExpiresAt), micros(k.CreatedAt), micros(k.UpdatedAt))
+		k.Type, k.Subtype, k.Hash, k.Mask, string(scopesJSON), k.Status, nullJSON(k.Defaults),
+		nullMicros(k.ExpiresAt), micros(k.CreatedAt), micros(k.UpdatedAt),
+		nullJSON(k.RateLimits), nullJSON(k.UsageLimits), emails)
 	if isUniqueViolation(err) {
 		// The hash is the only unique column a caller controls; an id
 		// collision means the caller reused an id.
@@ -108,9 +124,14 @@ func (s *Store) insertAPIKey(ctx context.Context, db sqlx.ExtContext, k *auth.AP
 }
 
 // APIKeyByHash returns the key whose SHA-256 hex hash is hash, or an error
-// wrapping httpx.ErrNotFound.
+// wrapping httpx.ErrNotFound. A hash that a key had before a rotation
+// finds that key while the rotation's transition lasts, with ExpiresAt no
+// later than the transition's end, so that the caller rejects it after.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*auth.APIKey, error) {
 	k, err := s.apiKeyByHash(ctx, s.r, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		k, err = s.apiKeyByPreviousHash(ctx, hash)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("api key: %w", httpx.ErrNotFound)
 	}

@@ -39,7 +39,7 @@ var logColumns = []string{
 	"status_code", "is_success", "is_streaming", "error_message",
 	"latency_us", "upstream_latency_us", "overhead_us", "ttft_us",
 	"prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "reasoning_tokens", "cache_write_tokens",
-	"cost", "cache_status", "retry_count", "last_used_option_index",
+	"cost", "cache_status", "retry_count", "last_used_option_index", "attempts",
 	"request_body", "response_body", "created_at",
 }
 
@@ -60,7 +60,7 @@ func logArgs(args []any, r *reqlog.Record, metadata string, maxText int) []any {
 		r.StatusCode, boolInt(r.IsSuccess), boolInt(r.Stream), long(r.ErrorMessage),
 		msToMicros(r.LatencyMS), msToMicros(r.UpstreamLatencyMS), msToMicros(r.OverheadMS), msToMicros(r.TTFTMS),
 		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.CachedTokens, r.Usage.ReasoningTokens, r.Usage.CacheWriteTokens,
-		r.Cost, short(r.CacheStatus, widthStatus), r.RetryCount, short(r.LastUsedOptionIndex, widthShort),
+		r.Cost, short(r.CacheStatus, widthStatus), r.RetryCount, short(r.LastUsedOptionIndex, widthShort), attemptsJSON(r.Attempts),
 		long(r.RequestBody), long(r.ResponseBody), micros(r.CreatedAt),
 	)
 }
@@ -359,6 +359,9 @@ type logRow struct {
 	RequestBody         string  `db:"request_body"`
 	ResponseBody        string  `db:"response_body"`
 	CreatedAt           int64   `db:"created_at"`
+
+	// Attempts is JSON (see attemptsJSON); NULL in older rows.
+	Attempts sql.NullString `db:"attempts"`
 }
 
 func (r *logRow) record() (*reqlog.Record, error) {
@@ -407,7 +410,35 @@ func (r *logRow) record() (*reqlog.Record, error) {
 			return nil, fmt.Errorf("log %s: metadata: %w", r.ID, err)
 		}
 	}
+	if r.Attempts.Valid && r.Attempts.String != "" {
+		if err := json.Unmarshal([]byte(r.Attempts.String), &rec.Attempts); err != nil {
+			return nil, fmt.Errorf("log %s: attempts: %w", r.ID, err)
+		}
+	}
 	return rec, nil
+}
+
+// maxLoggedAttempts bounds the attempts stored with one record, so that the
+// column stays within MySQL's TEXT; a plan makes far fewer in practice.
+const maxLoggedAttempts = 64
+
+// attemptsJSON encodes a record's attempts for the attempts column (NULL
+// when there are none). Error texts are cleaned like every other string.
+func attemptsJSON(as []reqlog.Attempt) sql.NullString {
+	if len(as) == 0 {
+		return sql.NullString{}
+	}
+	as = as[:min(len(as), maxLoggedAttempts)]
+	clean := make([]reqlog.Attempt, len(as))
+	for i, a := range as {
+		a.Target, a.Provider, a.Error = short(a.Target, widthShort), short(a.Provider, widthShort), short(a.Error, widthShort)
+		clean[i] = a
+	}
+	b, err := json.Marshal(clean)
+	if err != nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: string(b), Valid: true}
 }
 
 // Log returns the organisation's record with id, or an error wrapping
