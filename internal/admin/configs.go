@@ -438,9 +438,6 @@ func OpenConfig(box *secret.Box, c *routing.StoredConfig) ([]byte, error) {
 	return pt, nil
 }
 
-// secretFields are the config fields never shown in answers.
-var secretFields = []string{"api_key", "aws_secret_access_key", "aws_session_token", "vertex_service_account_json"}
-
 // maskedSecret replaces a credential in answers.
 const maskedSecret = "********"
 
@@ -468,7 +465,7 @@ func walkSecrets(v any, f func(m map[string]any, k string)) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			if _, isStr := val.(string); isStr && slices.Contains(secretFields, k) {
+			if _, isStr := val.(string); isStr && auth.IsSecretField(k) {
 				f(x, k)
 				found = true
 				continue
@@ -508,7 +505,7 @@ func restore(next, old any, path string, missing *[]string) {
 		om, _ := old.(map[string]any)
 		for k, val := range x {
 			p := path + "." + k
-			if s, ok := val.(string); ok && s == maskedSecret && slices.Contains(secretFields, k) {
+			if s, ok := val.(string); ok && s == maskedSecret && auth.IsSecretField(k) {
 				if prev, ok := om[k].(string); ok {
 					x[k] = prev
 				} else {

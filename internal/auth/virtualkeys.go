@@ -110,8 +110,13 @@ func (v *VirtualKeys) Invalidate(organisationID, slug string) {
 // with the API key, never stored in clear or returned.
 var SecretOptions = map[string]bool{
 	"aws_access_key_id": true, "aws_secret_access_key": true, "aws_session_token": true,
-	"vertex_service_account_json": true,
+	"vertex_service_account_json": true, "azure_entra_client_secret": true,
 }
+
+// IsSecretField reports whether a config or virtual-key field holds a
+// credential: the API key or a secret provider option. Every place that
+// masks or redacts credentials asks here, so the list lives in one place.
+func IsSecretField(name string) bool { return name == "api_key" || SecretOptions[name] }
 
 // sealedCredentials is the plaintext a virtual key seals.
 type sealedCredentials struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ai-gateway/gateway/internal/auth"
 	"github.com/ai-gateway/gateway/internal/httpx"
 	"github.com/ai-gateway/gateway/internal/provider"
 	"github.com/ai-gateway/gateway/internal/routing"
@@ -44,6 +45,10 @@ var providerHeaderFields = map[string]string{
 	"x-gateway-azure-resource-name":         "azure_resource_name",
 	"x-gateway-azure-deployment-id":         "azure_deployment_id",
 	"x-gateway-azure-api-version":           "azure_api_version",
+	"x-gateway-azure-entra-client-id":       "azure_entra_client_id",
+	"x-gateway-azure-entra-client-secret":   "azure_entra_client_secret",
+	"x-gateway-azure-entra-tenant-id":       "azure_entra_tenant_id",
+	"x-gateway-azure-authority-host":        "azure_authority_host",
 	"x-gateway-anthropic-version":           "anthropic_version",
 	"x-gateway-anthropic-beta":              "anthropic_beta",
 }
@@ -348,10 +353,9 @@ func redact(v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			switch k {
-			case "api_key", "aws_secret_access_key", "aws_session_token", "vertex_service_account_json":
+			if auth.IsSecretField(k) {
 				x[k] = "[redacted]"
-			default:
+			} else {
 				redact(val)
 			}
 		}

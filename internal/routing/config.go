@@ -144,6 +144,7 @@ var providerFieldNames = []string{
 	"aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_region",
 	"vertex_project_id", "vertex_region", "vertex_service_account_json",
 	"azure_resource_name", "azure_deployment_id", "azure_api_version",
+	"azure_entra_client_id", "azure_entra_client_secret", "azure_entra_tenant_id", "azure_authority_host",
 	"anthropic_version", "anthropic_beta",
 }
 
