@@ -174,7 +174,7 @@ func (a *API) authorize(r *http.Request, act *actor, body []byte) error {
 	if named == "" {
 		named = r.URL.Query().Get("workspace_id")
 	}
-	if named == "" && len(body) > 0 {
+	if trimmed := bytes.TrimSpace(body); named == "" && len(trimmed) > 0 && trimmed[0] == '{' {
 		var b struct {
 			WorkspaceID any `json:"workspace_id"`
 		}
