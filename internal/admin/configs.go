@@ -181,13 +181,10 @@ func (a *API) createConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The control-plane wrapper has already resolved a workspace_id field
+	// (id or slug) or x-gateway-workspace into the principal, and refused
+	// a workspace key naming another workspace.
 	c := &routing.StoredConfig{OrganisationID: p.OrganisationID, WorkspaceID: p.WorkspaceID, Name: name, Slug: configSlug(name)}
-	if in.WorkspaceID != nil && *in.WorkspaceID != "" {
-		if !p.IsOrganisationKey() && *in.WorkspaceID != p.WorkspaceID {
-			return httpx.Forbidden("workspace_not_allowed", "a workspace key can only create configs in its own workspace")
-		}
-		c.WorkspaceID = *in.WorkspaceID
-	}
 	// The id is chosen here so that the sealed config is bound to it.
 	c.ID = uuid.NewString()
 	c.Config = SealConfig(a.d.Box, c.ID, cfg)
@@ -248,10 +245,7 @@ func (a *API) listConfigs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ws := r.URL.Query().Get("workspace_id")
-	if !p.IsOrganisationKey() {
-		ws = p.WorkspaceID
-	}
+	ws := actorFrom(r).listWorkspace()
 	cs, total, err := st.ListConfigs(r.Context(), p.OrganisationID, ws, pg, size)
 	if err != nil {
 		return err
