@@ -32,6 +32,9 @@ var allowed = map[string][]string{
 	// users, members, invites) and audit (records, secret masking).
 	"internal/tenancy": {},
 	"internal/audit":   {},
+	// The model catalog (generated from litellm's price table) and its generator.
+	"internal/catalog":     {},
+	"internal/catalog/gen": {"internal/catalog"},
 
 	"internal/provider":              {"internal/llm"},
 	"internal/provider/openai":       {"internal/provider", "internal/llm", "internal/sse"},
@@ -47,7 +50,7 @@ var allowed = map[string][]string{
 	"internal/reqlog":  {"internal/llm", "internal/httpx"},
 
 	// The data plane never imports the control plane or the store.
-	"internal/gateway": {"internal/auth", "internal/httpx", "internal/llm", "internal/metrics", "internal/provider", "internal/reqlog", "internal/routing", "internal/sse"},
+	"internal/gateway": {"internal/auth", "internal/catalog", "internal/httpx", "internal/llm", "internal/metrics", "internal/provider", "internal/reqlog", "internal/routing", "internal/sse"},
 	// The control plane never imports the data plane or provider adapters.
 	// It validates saved configs with routing (no provider call there).
 	"internal/admin": {"internal/auth", "internal/audit", "internal/httpx", "internal/reqlog", "internal/routing", "internal/secret", "internal/tenancy"},

@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	breakers, connectRedis := a.newBreakers()
 	gw := gateway.New(registry, vks, a.writer, a.metrics, hc, log, gateway.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, LogBodies: cfg.LogBodies, LogBodyMaxBytes: cfg.LogBodyMaxBytes,
-		Configs: configs, Breakers: breakers,
+		Configs: configs, Breakers: breakers, VirtualKeyProviders: st,
 	})
 	api := admin.New(admin.Deps{VirtualKeys: st, Logs: st, Box: box, Invalidate: vks, Providers: registry.Names(), Logger: log,
 		Configs: st, ConfigCache: configs,

@@ -1,8 +1,8 @@
 // Package gateway holds the data-plane handlers: chat completions (plain and
-// streamed), pass-through of any other provider path, and files. Each
-// request is authenticated upstream of these handlers; here it is
-// validated, routed to a target, sent to the provider, answered, and handed
-// to the request log.
+// streamed), pass-through of any other provider path, files, and the model
+// list. Each request is authenticated upstream of these handlers; here it
+// is validated, routed to a target, sent to the provider, answered, and
+// handed to the request log.
 //
 // gateway never imports admin or store: what it needs from storage arrives
 // as interfaces declared here.
@@ -50,6 +50,9 @@ type Options struct {
 	Configs SavedConfigs
 	// Breakers holds circuit-breaker state; nil means in-process state.
 	Breakers routing.Breakers
+	// VirtualKeyProviders lists the providers a key's virtual keys reach,
+	// for GET /v1/models without routing headers; nil lists none.
+	VirtualKeyProviders VirtualKeyProviders
 	// Sleep and Rand replace the router's waits between retries and its
 	// randomness (load balancing, backoff jitter); nil means real ones.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -113,6 +116,7 @@ func (g *Gateway) Register(mux *http.ServeMux) {
 	mux.Handle("GET /v1/files/{file_id}", files)
 	mux.Handle("DELETE /v1/files/{file_id}", files)
 	mux.Handle("GET /v1/files/{file_id}/content", files)
+	mux.Handle("GET /v1/models", g.models())
 }
 
 // PassThrough serves any other /v1 path by forwarding it to the provider.
