@@ -519,7 +519,6 @@ func TestVertexConfigErrors(t *testing.T) {
 	}{
 		{"no region", []option.RequestOption{option.WithHeaderDel("x-gateway-vertex-region")}, "gemini-2.5-flash", "x-gateway-vertex-region", "region"},
 		{"no project", []option.RequestOption{option.WithHeaderDel("x-gateway-vertex-project-id")}, "gemini-2.5-flash", "x-gateway-vertex-project-id", "project"},
-		{"claude", nil, "claude-sonnet-4@20250514", "model", "Claude"},
 		{"bad key file", []option.RequestOption{option.WithHeader("x-gateway-vertex-service-account-json", "{oops")}, "gemini-2.5-flash", "x-gateway-vertex-service-account-json", "service-account"},
 	} {
 		_, err := vertexClient(h, fake, tc.opts...).Chat.Completions.New(context.Background(), userParams(tc.model))

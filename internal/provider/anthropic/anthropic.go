@@ -9,7 +9,10 @@
 // and their signatures travel to the client as content_blocks when strict
 // OpenAI compliance is off, and come back verbatim from an assistant
 // message's content_blocks on the next turn, so multi-turn tool use with
-// thinking works.
+// thinking works. Translator (translator.go) offers the same translation
+// without the transport, for hosts that serve Claude under their own URL
+// and credentials (Claude on Vertex AI, which the app wires into the
+// google package's vertex-ai adapter).
 //
 // anthropic imports only provider, llm and sse (plus gjson and sjson).
 package anthropic
@@ -25,7 +28,6 @@ import (
 	"time"
 
 	"github.com/ai-gateway/gateway/internal/provider"
-	"github.com/ai-gateway/gateway/internal/sse"
 )
 
 // Name is the provider slug (x-gateway-provider: anthropic).
@@ -160,14 +162,19 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &provider.UpstreamError{Provider: Name, Status: resp.StatusCode, Header: resp.Header, Body: raw}
 	}
+	return answer(resp.Header, raw, call.StrictOpenAI)
+}
+
+// answer translates a 2xx Messages answer already read into raw.
+func answer(h http.Header, raw []byte, strict bool) (*provider.Response, error) {
 	if len(raw) > maxResponseBytes {
 		return nil, fmt.Errorf("%w: response larger than %d bytes", provider.ErrBadResponse, maxResponseBytes)
 	}
-	out, usage, model, err := translateResponse(raw, call.StrictOpenAI)
+	out, usage, model, err := translateResponse(raw, strict)
 	if err != nil {
 		return nil, err
 	}
-	return &provider.Response{Status: http.StatusOK, Header: resp.Header, Body: out, Usage: usage, Model: model}, nil
+	return &provider.Response{Status: http.StatusOK, Header: h, Body: out, Usage: usage, Model: model}, nil
 }
 
 // ChatStream starts a streamed completion. Usage always arrives (Anthropic
@@ -195,12 +202,7 @@ func (c *Client) ChatStream(ctx context.Context, call *provider.ChatCall) (provi
 		}
 		return nil, &provider.UpstreamError{Provider: Name, Status: resp.StatusCode, Header: resp.Header, Body: b}
 	}
-	ct := resp.Header.Get("Content-Type")
-	if !strings.HasPrefix(ct, "text/event-stream") {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%w: %s answered a stream request with Content-Type %q", provider.ErrBadResponse, Name, ct)
-	}
-	return newStream(ctx, resp, sse.NewReader(resp.Body), call.StrictOpenAI), nil
+	return Translator{}.NewStream(ctx, resp, call)
 }
 
 // readBody reads a response body, sized by Content-Length when known.

@@ -18,7 +18,7 @@ import (
 // messagesRequest is the body of POST /v1/messages, restricted to the fields
 // the gateway maps (PROVIDERS.md §3 "Request mapping").
 type messagesRequest struct {
-	Model         string        `json:"model"`
+	Model         string        `json:"model,omitempty"` // "" when the host's URL names it (Vertex)
 	MaxTokens     int           `json:"max_tokens"`
 	System        []block       `json:"system,omitempty"`
 	Messages      []turn        `json:"messages"`
@@ -33,6 +33,11 @@ type messagesRequest struct {
 	Thinking      *thinking     `json:"thinking,omitempty"`
 	OutputConfig  *outputConfig `json:"output_config,omitempty"`
 	ServiceTier   string        `json:"service_tier,omitempty"`
+
+	// AnthropicVersion is the body's anthropic_version, sent only to hosts
+	// that take the API version in the body rather than in a header and
+	// the model in their URL (Claude on Vertex AI).
+	AnthropicVersion string `json:"anthropic_version,omitempty"`
 }
 
 // turn is one entry of messages: Anthropic has only user and assistant
@@ -221,10 +226,21 @@ func (t *translator) drop(param string) {
 
 // buildRequest translates call into the JSON body of POST /v1/messages.
 func buildRequest(call *provider.ChatCall, stream bool) ([]byte, error) {
+	return buildVersionedRequest(call, stream, "")
+}
+
+// buildVersionedRequest is buildRequest for a host that takes the model in
+// its URL and the API version in the body: with version set, the body has
+// anthropic_version and no model.
+func buildVersionedRequest(call *provider.ChatCall, stream bool, version string) ([]byte, error) {
 	t := &translator{call: call, req: call.Request}
 	out, err := t.translate(stream)
 	if err != nil {
 		return nil, err
+	}
+	if version != "" {
+		out.Model = ""
+		out.AnthropicVersion = version
 	}
 	return marshal(out)
 }

@@ -44,6 +44,9 @@ type stream struct {
 	resp   *http.Response
 	r      *sse.Reader
 	strict bool
+	// provider is the slug named in errors: Name, or the host's slug
+	// when a Translator reads the stream (vertex-ai).
+	provider string
 
 	id       string
 	model    string
@@ -73,7 +76,7 @@ type blockState struct {
 }
 
 func newStream(ctx context.Context, resp *http.Response, r *sse.Reader, strict bool) *stream {
-	return &stream{ctx: ctx, resp: resp, r: r, strict: strict, created: now().Unix(), blocks: make(map[int64]*blockState)}
+	return &stream{ctx: ctx, resp: resp, r: r, strict: strict, provider: Name, created: now().Unix(), blocks: make(map[int64]*blockState)}
 }
 
 // Header returns Anthropic's response headers.
@@ -121,7 +124,7 @@ func (s *stream) Next() (provider.Chunk, error) {
 
 func (s *stream) readError(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: %s closed the stream before message_stop", provider.ErrStreamBroken, Name)
+		return fmt.Errorf("%w: %s closed the stream before message_stop", provider.ErrStreamBroken, s.provider)
 	}
 	if s.ctx != nil {
 		if cerr := provider.ClassifyTransportError(s.ctx, err); !errors.Is(cerr, provider.ErrUnreachable) {
@@ -135,7 +138,7 @@ func (s *stream) readError(err error) error {
 // falling back to the SSE event name.
 func (s *stream) handle(name string, data []byte) error {
 	if !gjson.ValidBytes(data) {
-		return fmt.Errorf("%w: %s sent an event that is not JSON: %.200s", provider.ErrBadResponse, Name, data)
+		return fmt.Errorf("%w: %s sent an event that is not JSON: %.200s", provider.ErrBadResponse, s.provider, data)
 	}
 	ev := gjson.ParseBytes(data)
 	typ := ev.Get("type").String()
@@ -183,7 +186,7 @@ func (s *stream) handle(name string, data []byte) error {
 		s.push(llm.ChatChunk{Choices: []llm.ChunkChoice{}, Usage: u.OpenAI()}, &u)
 		s.done = true
 	case "error":
-		return &provider.StreamError{Provider: Name, Data: bytes.Clone(data)}
+		return &provider.StreamError{Provider: s.provider, Data: bytes.Clone(data)}
 	}
 	return nil
 }

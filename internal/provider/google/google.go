@@ -11,6 +11,10 @@
 // It owns the translation both ways, Gemini 3 thought-signature round trips
 // (signatures.go), Vertex service-account tokens and their cache
 // (vertexauth.go), and fetching remote images to inline them (media.go).
+// Vertex also serves Anthropic's Claude models (claude.go): this package
+// sends them to rawPredict and streamRawPredict with the same token, and a
+// ClaudeTranslator given by the app (WithClaude) does the Messages API
+// translation.
 //
 // google imports only provider, llm and sse, plus golang-jwt for the
 // service-account assertion and gjson for reading the client's raw body.
@@ -65,6 +69,9 @@ type Client struct {
 	fetch  *http.Client
 	tokens *tokenCache
 	sigs   *signatureStore
+	// claude translates Claude models on Vertex (claude.go); nil when
+	// the app wired none.
+	claude ClaudeTranslator
 }
 
 var (
@@ -78,8 +85,14 @@ var (
 func New(hc *http.Client) *Client { return newClient(NameGoogle, false, hc) }
 
 // NewVertex returns the Vertex AI adapter (slug "vertex-ai"), sending
-// requests with hc.
-func NewVertex(hc *http.Client) *Client { return newClient(NameVertex, true, hc) }
+// requests with hc. WithClaude lets it serve Claude models too.
+func NewVertex(hc *http.Client, opts ...Option) *Client {
+	c := newClient(NameVertex, true, hc)
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
 
 func newClient(name string, vertex bool, hc *http.Client) *Client {
 	if hc == nil {
@@ -176,9 +189,10 @@ func (c *Client) modelURL(t *provider.Target, model, method, rawQuery string) (s
 
 // checkModel refuses what this adapter cannot call: Anthropic's Claude
 // models are published on Vertex under another publisher and speak the
-// Messages API, not GenerateContent.
+// Messages API, not GenerateContent, so they need a ClaudeTranslator
+// (WithClaude).
 func (c *Client) checkModel(model string) error {
-	if c.vertex && strings.HasPrefix(strings.ToLower(model), "claude") {
+	if c.vertex && isClaude(model) {
 		return &provider.ConfigError{Provider: c.name, Param: "model",
 			Msg: "Claude models on Vertex AI are not supported yet by the vertex-ai provider; use the anthropic provider or a Gemini model"}
 	}
@@ -321,8 +335,12 @@ func retryDelay(body []byte) (time.Duration, bool) {
 	return found, ok
 }
 
-// Chat sends a non-streamed completion.
+// Chat sends a non-streamed completion (generateContent, or rawPredict
+// for Claude on Vertex).
 func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.Response, error) {
+	if c.servesClaude(call.Request.Model) {
+		return c.chatClaude(ctx, call)
+	}
 	if err := c.checkModel(call.Request.Model); err != nil {
 		return nil, err
 	}
@@ -362,8 +380,12 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 	return &provider.Response{Status: http.StatusOK, Header: resp.Header, Body: b, Usage: usage, Model: out.Model}, nil
 }
 
-// ChatStream starts a streamed completion (streamGenerateContent?alt=sse).
+// ChatStream starts a streamed completion (streamGenerateContent?alt=sse,
+// or streamRawPredict for Claude on Vertex).
 func (c *Client) ChatStream(ctx context.Context, call *provider.ChatCall) (provider.Stream, error) {
+	if c.servesClaude(call.Request.Model) {
+		return c.streamClaude(ctx, call)
+	}
 	if err := c.checkModel(call.Request.Model); err != nil {
 		return nil, err
 	}
