@@ -51,9 +51,12 @@ const (
 
 // DecodeChatRequest decodes and validates a chat completion body.
 //
-// The body is decoded once with encoding/json; unknown fields are ignored
-// here and reach OpenAI-compatible providers because the gateway forwards
-// the original bytes. Every bound of SPEC.md is then checked and the first
+// The body is read once, by a walk (unmarshal.go) that checks the JSON
+// grammar as encoding/json does and fills the typed fields with the values
+// encoding/json would produce. Object keys match field names exactly, not
+// case-insensitively as encoding/json also did; other keys are ignored here
+// and reach OpenAI-compatible providers because the gateway forwards the
+// original bytes. Every bound of SPEC.md is then checked and the first
 // failure, in the field order of ChatRequest, is returned as an *Error, so
 // the same body always yields the same error.
 func DecodeChatRequest(body []byte) (*ChatRequest, error) {
@@ -63,20 +66,19 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 		if len(bytes.TrimSpace(body)) == 0 {
 			return nil, &Error{Code: CodeInvalidJSON, Message: "request body is empty"}
 		}
-		return nil, syntaxError(body, nil)
+		return nil, syntaxError(body)
 	default:
 		if !json.Valid(body) {
-			return nil, syntaxError(body, nil)
+			return nil, syntaxError(body)
 		}
 		return nil, &Error{Code: CodeInvalidJSON, Message: "request body must be a JSON object, got " + describe(body)}
 	}
-	req := new(ChatRequest)
-	if err := json.Unmarshal(body, req); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return nil, syntaxError(body, syn)
-		}
-		return nil, locateIn(body, req, "", err)
+	req, e, valid := decodeRequest(body)
+	if !valid {
+		return nil, syntaxError(body)
+	}
+	if e != nil {
+		return nil, e
 	}
 	v := validator{body: body}
 	if e := v.request(req); e != nil {
@@ -85,13 +87,22 @@ func DecodeChatRequest(body []byte) (*ChatRequest, error) {
 	return req, nil
 }
 
+// decodeRequest decodes a body whose first non-space byte is '{'. It is
+// decodeValue written out, so that the decoder stays on the stack.
+func decodeRequest(body []byte) (r *ChatRequest, e *Error, valid bool) {
+	defer catchSyntax(&valid, &e)
+	d := decoder{data: body, i: skipSpace(body, 0)}
+	b := new(requestBlock)
+	e = d.request(b)
+	return &b.req, e, d.end()
+}
+
 // syntaxError reports malformed JSON with the offset encoding/json gives,
-// so a client can find the mistake without the body being echoed. syn is
-// found by parsing again when the caller has none.
-func syntaxError(body []byte, syn *json.SyntaxError) *Error {
-	if syn == nil {
-		errors.As(json.Unmarshal(body, new(json.RawMessage)), &syn)
-	}
+// so a client can find the mistake without the body being echoed. Only
+// this error path runs encoding/json's scanner.
+func syntaxError(body []byte) *Error {
+	var syn *json.SyntaxError
+	errors.As(json.Unmarshal(body, new(json.RawMessage)), &syn)
 	msg := "request body is not valid JSON"
 	if syn != nil {
 		msg += ": " + syn.Error() + " (at byte " + strconv.FormatInt(syn.Offset, 10) + ")"
@@ -107,8 +118,7 @@ type validator struct {
 }
 
 // rawIs reports whether the value at a gjson path of the body has JSON
-// type typ. Paths use the exact key spelling, so a key encoding/json matched
-// case-insensitively is not found and the caller's default message stands.
+// type typ. Paths use the exact key spelling, as the decoder does.
 func (v *validator) rawIs(path string, typ gjson.Type) bool {
 	if v.body == nil {
 		return false

@@ -3,9 +3,6 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // ChatRequest is the body of POST /chat/completions (SPEC.md "Chat
@@ -264,21 +261,12 @@ type toolChoiceObject struct {
 // UnmarshalJSON accepts a string or an object; any other JSON type is an
 // *Error of code invalid_type with Param "tool_choice".
 func (c *ToolChoice) UnmarshalJSON(data []byte) error {
-	*c = ToolChoice{}
-	switch jsonKind(data) {
-	case 'n':
-		return nil
-	case 's':
-		return decodeString(data, &c.Mode, "tool_choice")
-	case 'o':
-		var w toolChoiceObject
-		if err := json.Unmarshal(data, &w); err != nil {
-			return locateIn(data, &w, "tool_choice", err)
-		}
-		c.Type, c.Function, c.AllowedTools = w.Type, w.Function, w.AllowedTools
-		return nil
+	e, valid := decodeValue(data, func(d *decoder) *Error { return d.toolChoice(c, at(nil, "tool_choice")) })
+	if !valid {
+		*c = ToolChoice{}
+		return invalidValueJSON("tool_choice")
 	}
-	return typeError("tool_choice", "a string or an object", data)
+	return asError(e)
 }
 
 // MarshalJSON writes the string form when Mode is set and the object form
@@ -300,21 +288,12 @@ type FunctionCallChoice struct {
 // UnmarshalJSON accepts a string or an object with a name; any other JSON
 // type is an *Error of code invalid_type with Param "function_call".
 func (c *FunctionCallChoice) UnmarshalJSON(data []byte) error {
-	*c = FunctionCallChoice{}
-	switch jsonKind(data) {
-	case 'n':
-		return nil
-	case 's':
-		return decodeString(data, &c.Mode, "function_call")
-	case 'o':
-		var w FunctionName
-		if err := json.Unmarshal(data, &w); err != nil {
-			return locateIn(data, &w, "function_call", err)
-		}
-		c.Name = w.Name
-		return nil
+	e, valid := decodeValue(data, func(d *decoder) *Error { return d.functionCallChoice(c, at(nil, "function_call")) })
+	if !valid {
+		*c = FunctionCallChoice{}
+		return invalidValueJSON("function_call")
 	}
-	return typeError("function_call", "a string or an object", data)
+	return asError(e)
 }
 
 // MarshalJSON writes the string form when Mode is set and {"name": ...}
@@ -335,26 +314,15 @@ type Stop []string
 // UnmarshalJSON accepts null, a string or an array of strings; any other
 // JSON type is an *Error of code invalid_type with Param "stop".
 func (s *Stop) UnmarshalJSON(data []byte) error {
-	switch jsonKind(data) {
-	case 'n':
-		*s = nil
-		return nil
-	case 's':
-		var v string
-		if err := decodeString(data, &v, "stop"); err != nil {
-			return err
-		}
-		*s = Stop{v}
-		return nil
-	case 'a':
-		v := make([]string, 0, 4)
-		if err := json.Unmarshal(data, &v); err != nil {
-			return locateIn(data, &v, "stop", err)
-		}
-		*s = v
-		return nil
+	v := *s
+	e, valid := decodeValue(data, func(d *decoder) *Error { return d.stop(&v, at(nil, "stop")) })
+	if !valid {
+		return invalidValueJSON("stop")
 	}
-	return typeError("stop", "a string or an array of strings", data)
+	if e == nil {
+		*s = v
+	}
+	return asError(e)
 }
 
 // ContentKind says how a message's content was sent, because providers
@@ -424,55 +392,15 @@ func (c MessageContent) JoinText(sep string) string {
 // type is an *Error of code invalid_type with Param "content" (or
 // "content[i]..." for a part).
 func (c *MessageContent) UnmarshalJSON(data []byte) error {
-	*c = MessageContent{}
-	switch jsonKind(data) {
-	case 'n':
-		return nil
-	case 's':
-		c.Kind = ContentString
-		return decodeString(data, &c.Text, "content")
-	case 'a':
-		parts := make([]ContentPart, 0, 2)
-		if err := json.Unmarshal(data, &parts); err != nil {
-			return locateIn(data, &parts, "content", err)
-		}
-		// Unknown part types are rare, so their raw bytes are looked up only
-		// when one was seen rather than kept for every part.
-		for i := range parts {
-			if !knownPartType(parts[i].Type) {
-				if err := fillRawParts(data, parts); err != nil {
-					return err
-				}
-				break
-			}
-		}
-		c.Kind, c.Parts = ContentParts, parts
-		return nil
+	e, valid := decodeValue(data, func(d *decoder) *Error { return d.content(c, at(nil, "content")) })
+	if !valid {
+		*c = MessageContent{}
+		return invalidValueJSON("content")
 	}
-	return typeError("content", "a string, an array of content parts or null", data)
-}
-
-// fillRawParts copies the verbatim JSON of every part of an unknown type
-// into its Raw field. A null element decodes to a zero part (encoding/json
-// leaves it untouched), so it is reported here, where its index is known.
-func fillRawParts(data []byte, parts []ContentPart) error {
-	var err error
-	i := 0
-	gjson.ParseBytes(data).ForEach(func(_, v gjson.Result) bool {
-		if i >= len(parts) {
-			return false
-		}
-		if !knownPartType(parts[i].Type) {
-			if !v.IsObject() {
-				err = typeError(indexParam("content", i), "an object", []byte(v.Raw))
-				return false
-			}
-			parts[i].Raw = append(json.RawMessage(nil), v.Raw...)
-		}
-		i++
-		return true
-	})
-	return err
+	if e != nil {
+		*c = MessageContent{}
+	}
+	return asError(e)
 }
 
 // MarshalJSON writes a string, an array of parts or null according to Kind.
@@ -586,28 +514,4 @@ func jsonKind(data []byte) byte {
 		return 'd'
 	}
 	return 0
-}
-
-// decodeString decodes a JSON string into dst. The common case, a string
-// without escapes, is copied directly: message text is most of a chat body
-// and a second pass through encoding/json would scan it again.
-func decodeString(data []byte, dst *string, param string) error {
-	if n := len(data); n >= 2 && data[0] == '"' && data[n-1] == '"' {
-		body := data[1 : n-1]
-		plain := true
-		for _, c := range body {
-			if c == '\\' || c == '"' || c < 0x20 {
-				plain = false
-				break
-			}
-		}
-		if plain && utf8.Valid(body) {
-			*dst = string(body)
-			return nil
-		}
-	}
-	if err := json.Unmarshal(data, dst); err != nil {
-		return typeError(param, "a string", data)
-	}
-	return nil
 }
