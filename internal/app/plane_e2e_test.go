@@ -422,3 +422,19 @@ func TestEmbeddingsAndCompletions(t *testing.T) {
 		}
 	}
 }
+
+// TestDeeplyNestedBodies: a body nested millions of levels deep gets a 400;
+// a recursive validator would overflow the stack and kill the process.
+func TestDeeplyNestedBodies(t *testing.T) {
+	h := start(t)
+	deep := `{"model":"m","prompt":` + strings.Repeat("[", 4<<20)
+	for _, path := range []string{"/v1/completions", "/v1/chat/completions", "/v1/embeddings"} {
+		resp, body := h.do("POST", path, deep, h.routing())
+		if resp.StatusCode != 400 {
+			t.Errorf("%s: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := h.do("GET", "/health/live", nil, nil); resp.StatusCode != 200 {
+		t.Fatal("gateway down after nested bodies")
+	}
+}

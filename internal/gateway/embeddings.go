@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/tidwall/gjson"
 
@@ -65,7 +66,7 @@ func (g *Gateway) completions(c *call) error {
 		return err
 	}
 	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !gjson.ValidBytes(trimmed) {
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
 		return httpx.BadRequest(llm.CodeInvalidJSON, "", "request body: must be a JSON object")
 	}
 	res := gjson.GetManyBytes(body, "model", "prompt")

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,7 +30,7 @@ func ParseErrorBody(body []byte) ErrorDetail {
 	if len(body) == 0 {
 		return ErrorDetail{}
 	}
-	if !gjson.ValidBytes(body) {
+	if !json.Valid(body) {
 		return ErrorDetail{Message: truncate(string(body), 512)}
 	}
 	root := gjson.ParseBytes(body)

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -44,4 +45,11 @@ func FuzzParseErrorBody(f *testing.F) {
 			t.Errorf("message of %d bytes from a non-JSON body", len(d.Message))
 		}
 	})
+}
+
+func TestParseErrorBodyDeeplyNested(t *testing.T) {
+	d := ParseErrorBody([]byte(`{"error":` + strings.Repeat("[", 4<<20)))
+	if d.Message == "" {
+		t.Error("no message for a malformed body")
+	}
 }

@@ -915,7 +915,7 @@ func toolInput(args string) (json.RawMessage, error) {
 	if s == "" {
 		return json.RawMessage(`{}`), nil
 	}
-	if !gjson.Valid(s) || s[0] != '{' {
+	if !json.Valid([]byte(s)) || s[0] != '{' {
 		return nil, fmt.Errorf("must be a JSON object to send to Anthropic as tool_use input")
 	}
 	return json.RawMessage(s), nil

@@ -137,7 +137,7 @@ func (s *stream) readError(err error) error {
 // handle translates one event. The event's type is its data's "type",
 // falling back to the SSE event name.
 func (s *stream) handle(name string, data []byte) error {
-	if !gjson.ValidBytes(data) {
+	if !json.Valid(data) {
 		return fmt.Errorf("%w: %s sent an event that is not JSON: %.200s", provider.ErrBadResponse, s.provider, data)
 	}
 	ev := gjson.ParseBytes(data)

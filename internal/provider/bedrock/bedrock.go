@@ -19,6 +19,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -379,7 +380,7 @@ var exceptionStatus = map[string]int{
 // x-amzn-ErrorType header up to ':', or the body's __type / code.
 func errorName(h http.Header, body []byte) string {
 	name := h.Get("X-Amzn-Errortype")
-	if name == "" && gjson.ValidBytes(body) {
+	if name == "" && json.Valid(body) {
 		name = gjson.GetBytes(body, "__type").String()
 		if name == "" {
 			name = gjson.GetBytes(body, "code").String()
@@ -404,7 +405,7 @@ func upstreamError(resp *http.Response, body []byte) error {
 	if s, ok := exceptionStatus[name]; ok {
 		status = s
 	}
-	if gjson.ValidBytes(body) && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+	if json.Valid(body) && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		if m := gjson.GetBytes(body, "Message"); m.Exists() && !gjson.GetBytes(body, "message").Exists() {
 			if b, err := sjson.SetBytes(body, "message", m.String()); err == nil {
 				body = b

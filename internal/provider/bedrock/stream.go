@@ -385,7 +385,7 @@ func (s *stream) pushUsage() {
 // exceptionData is the StreamError body of an exception frame: its JSON
 // payload ({"message": ...}) with the exception type added as "code".
 func exceptionData(payload []byte, typ string) []byte {
-	if !gjson.ValidBytes(payload) || !gjson.ParseBytes(payload).IsObject() {
+	if !json.Valid(payload) || !gjson.ParseBytes(payload).IsObject() {
 		data, _ := json.Marshal(map[string]string{"message": string(payload), "code": typ})
 		return data
 	}

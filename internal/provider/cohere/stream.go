@@ -96,7 +96,7 @@ func (d *decoder) feed(name string, data []byte) ([]provider.Chunk, error) {
 	if d.done {
 		return nil, nil
 	}
-	if !gjson.ValidBytes(data) {
+	if !json.Valid(data) {
 		return nil, fmt.Errorf("%w: cohere sent a stream event that is not JSON", provider.ErrBadResponse)
 	}
 	ev := gjson.ParseBytes(data)
