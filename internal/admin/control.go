@@ -114,7 +114,7 @@ func (a *API) control(inner *http.ServeMux) http.Handler {
 		write := isWrite(r.Method)
 		rec := &capture{Recorder: httpx.NewRecorder(w), keep: write && r.Method == http.MethodPost}
 
-		p, err := a.d.Authenticator.Authenticate(r.Context(), r.Header.Get(auth.HeaderAPIKey))
+		p, err := a.d.Authenticator.Authenticate(r.Context(), auth.APIKeyFrom(r.Header))
 		if err != nil {
 			if a.d.OnAuthFail != nil {
 				a.d.OnAuthFail()

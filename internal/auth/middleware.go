@@ -9,6 +9,17 @@ import (
 // HeaderAPIKey carries the gateway API key on every /v1 request.
 const HeaderAPIKey = "x-gateway-api-key"
 
+var canonicalAPIKey = http.CanonicalHeaderKey(HeaderAPIKey)
+
+// APIKeyFrom returns the request's x-gateway-api-key without
+// canonicalising the name on every call.
+func APIKeyFrom(h http.Header) string {
+	if vs := h[canonicalAPIKey]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
 // Middleware authenticates every request with x-gateway-api-key and puts
 // the principal in its context; failures answer 401 (or 503 when the key
 // store is unreachable) before the handler runs. onFail, if set, is called
@@ -16,7 +27,7 @@ const HeaderAPIKey = "x-gateway-api-key"
 func (a *Authenticator) Middleware(onFail func(r *http.Request, err error)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, err := a.Authenticate(r.Context(), r.Header.Get(HeaderAPIKey))
+			p, err := a.Authenticate(r.Context(), APIKeyFrom(r.Header))
 			if err != nil {
 				if onFail != nil {
 					onFail(r, err)

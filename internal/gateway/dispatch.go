@@ -85,11 +85,11 @@ func (c *call) attempt(ctx context.Context, rt *route, retry int, try attemptFun
 func (c *call) noteAttempt(path, providerName string, retry int) {
 	h := c.w.Header()
 	if providerName != "" {
-		h.Set(hdrProviderOut, providerName)
+		setHeader(h, hdrProviderOut, providerName)
 	}
-	h.Set(hdrRetryCount, strconv.Itoa(retry))
+	setHeader(h, hdrRetryCount, strconv.Itoa(retry))
 	if path != "" {
-		h.Set(hdrOptionIndex, path)
+		setHeader(h, hdrOptionIndex, path)
 	}
 	c.rec.Provider, c.rec.RetryCount, c.rec.LastUsedOptionIndex = providerName, retry, path
 }

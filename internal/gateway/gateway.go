@@ -139,11 +139,42 @@ const (
 	hdrProviderOut    = "x-gateway-provider"
 )
 
+// canonicalNames maps the gateway's header names, spelled in lower case as
+// API.md and the error messages do, to their canonical MIME forms, computed
+// once: Header.Get and Set canonicalise (and allocate) on every call for a
+// name that is not already canonical, which is measurable on the hot path.
+var canonicalNames = map[string]string{}
+
+func init() {
+	for _, n := range []string{hdrVirtualKey, hdrProvider, hdrConfig, hdrCustomHost, hdrMetadata, hdrSpanID, hdrParentSpanID,
+		hdrSpanName, hdrRequestTimeout, hdrForwardHeaders, hdrOptionIndex, hdrRetryCount, hdrProviderOut, hdrStrictOpenAI} {
+		canonicalNames[n] = http.CanonicalHeaderKey(n)
+	}
+}
+
+// header reads the first value of one of the gateway's headers.
+func header(h http.Header, name string) string {
+	if vs := h[canonical(name)]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+// setHeader sets one of the gateway's response headers.
+func setHeader(h http.Header, name, value string) { h[canonical(name)] = []string{value} }
+
+func canonical(name string) string {
+	if c, ok := canonicalNames[name]; ok {
+		return c
+	}
+	return http.CanonicalHeaderKey(name)
+}
+
 // HasRouting reports whether r names a provider target, which makes an
 // unnamed /v1 path a pass-through rather than a control-plane route.
 func HasRouting(r *http.Request) bool {
 	h := r.Header
-	return h.Get(hdrVirtualKey) != "" || h.Get(hdrProvider) != "" || h.Get(hdrConfig) != "" || h.Get(hdrCustomHost) != ""
+	return header(h, hdrVirtualKey) != "" || header(h, hdrProvider) != "" || header(h, hdrConfig) != "" || header(h, hdrCustomHost) != ""
 }
 
 // call is the state of one data-plane request.
@@ -191,7 +222,7 @@ func (g *Gateway) handle(route string, h func(*call) error) http.Handler {
 		c := &call{g: g, w: httpx.NewRecorder(w), r: r, p: auth.PrincipalFrom(r.Context()), route: route, start: g.now()}
 		c.rec = &reqlog.Record{
 			ID: ids.RequestID, TraceID: ids.TraceID,
-			SpanID: r.Header.Get(hdrSpanID), ParentSpanID: r.Header.Get(hdrParentSpanID), SpanName: r.Header.Get(hdrSpanName),
+			SpanID: header(r.Header, hdrSpanID), ParentSpanID: header(r.Header, hdrParentSpanID), SpanName: header(r.Header, hdrSpanName),
 			RequestPath: r.URL.Path, Method: r.Method, CreatedAt: c.start.UTC(),
 		}
 		if c.p != nil {
@@ -218,7 +249,7 @@ func (c *call) prepare() error {
 	if err := c.p.Require(auth.ScopeCompletionsWrite); err != nil {
 		return err
 	}
-	md, err := parseMetadata(c.r.Header.Get(hdrMetadata))
+	md, err := parseMetadata(header(c.r.Header, hdrMetadata))
 	if err != nil {
 		return err
 	}
@@ -331,7 +362,7 @@ func truncate(s string, n int) string {
 
 // requestTimeout reads x-gateway-request-timeout (milliseconds).
 func requestTimeout(h http.Header) (time.Duration, error) {
-	v := h.Get(hdrRequestTimeout)
+	v := header(h, hdrRequestTimeout)
 	if v == "" {
 		return 0, nil
 	}

@@ -85,7 +85,7 @@ type headerSettings struct {
 
 func readHeaderSettings(h http.Header) (headerSettings, error) {
 	var hs headerSettings
-	if ch := h.Get(hdrCustomHost); ch != "" {
+	if ch := header(h, hdrCustomHost); ch != "" {
 		if err := routing.ValidateCustomHost(ch); err != nil {
 			return hs, httpx.BadRequest("invalid_custom_host", hdrCustomHost, "%s: %v", hdrCustomHost, err)
 		}
@@ -99,14 +99,14 @@ func readHeaderSettings(h http.Header) (headerSettings, error) {
 			hs.options[opt] = v
 		}
 	}
-	if fh := h.Get(hdrForwardHeaders); fh != "" {
+	if fh := header(h, hdrForwardHeaders); fh != "" {
 		for _, name := range strings.Split(fh, ",") {
 			if name = strings.TrimSpace(name); name != "" {
 				hs.forward = append(hs.forward, name)
 			}
 		}
 	}
-	if v := h.Get(hdrStrictOpenAI); v != "" {
+	if v := header(h, hdrStrictOpenAI); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return hs, httpx.BadRequest("invalid_header", hdrStrictOpenAI, "%s: must be true or false", hdrStrictOpenAI)
@@ -178,14 +178,14 @@ func (c *call) routePlan() error {
 	c.hs = hs
 	def := readKeyDefaults(c.p.Defaults)
 	overridable := def.AllowConfigOverride == nil || *def.AllowConfigOverride
-	cfg := strings.TrimSpace(h.Get(hdrConfig))
+	cfg := strings.TrimSpace(header(h, hdrConfig))
 	switch {
 	case cfg != "":
 		if def.ConfigID != "" && !overridable {
 			return httpx.Forbidden("config_override_not_allowed", "this API key routes with its default config and may not send "+hdrConfig)
 		}
 		return c.useConfig(cfg)
-	case def.ConfigID != "" && (!overridable || (h.Get(hdrVirtualKey) == "" && h.Get(hdrProvider) == "")):
+	case def.ConfigID != "" && (!overridable || (header(h, hdrVirtualKey) == "" && header(h, hdrProvider) == "")):
 		if !overridable {
 			// The key's config is enforced: headers that would send its
 			// targets elsewhere are ignored with the rest of the routing.
@@ -196,12 +196,12 @@ func (c *call) routePlan() error {
 	rt := &route{target: &provider.Target{}, strict: true}
 	t := rt.target
 	switch {
-	case h.Get(hdrVirtualKey) != "":
-		if err := c.useVirtualKey(t, h.Get(hdrVirtualKey)); err != nil {
+	case header(h, hdrVirtualKey) != "":
+		if err := c.useVirtualKey(t, header(h, hdrVirtualKey)); err != nil {
 			return err
 		}
-	case h.Get(hdrProvider) != "":
-		t.Provider = strings.TrimSpace(h.Get(hdrProvider))
+	case header(h, hdrProvider) != "":
+		t.Provider = strings.TrimSpace(header(h, hdrProvider))
 		t.APIKey = bearer(h.Get("Authorization"))
 	default:
 		return httpx.BadRequest("missing_provider", hdrProvider,

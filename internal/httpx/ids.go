@@ -13,6 +13,13 @@ const (
 	HeaderTraceID   = "x-gateway-trace-id"
 )
 
+// Canonical forms, computed once so that the per-request reads and writes
+// do not canonicalise again.
+var (
+	canonicalRequestID = http.CanonicalHeaderKey(HeaderRequestID)
+	canonicalTraceID   = http.CanonicalHeaderKey(HeaderTraceID)
+)
+
 type idsKey struct{}
 
 // IDs are the request's log id and trace id.
@@ -36,13 +43,16 @@ const maxTraceIDLen = 256
 func RequestIDs(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := newID()
-		trace := r.Header.Get(HeaderTraceID)
+		var trace string
+		if vs := r.Header[canonicalTraceID]; len(vs) > 0 {
+			trace = vs[0]
+		}
 		if trace == "" || len(trace) > maxTraceIDLen {
 			trace = id
 		}
 		h := w.Header()
-		h[http.CanonicalHeaderKey(HeaderRequestID)] = []string{id}
-		h[http.CanonicalHeaderKey(HeaderTraceID)] = []string{trace}
+		h[canonicalRequestID] = []string{id}
+		h[canonicalTraceID] = []string{trace}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), idsKey{}, IDs{RequestID: id, TraceID: trace})))
 	})
 }
