@@ -3,8 +3,11 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -94,4 +97,47 @@ func splitComma(s string) []string {
 		}
 	}
 	return out
+}
+
+// MaxResponseBytes bounds a non-streamed provider answer read into memory.
+const MaxResponseBytes = 64 << 20
+
+// ReadBody reads a provider's answer, sized by Content-Length when it is
+// known, and refuses one larger than MaxResponseBytes (ErrBadResponse).
+func ReadBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= MaxResponseBytes {
+		b := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, b)
+		return b, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxResponseBytes {
+		return nil, fmt.Errorf("%w: response larger than %d bytes", ErrBadResponse, MaxResponseBytes)
+	}
+	return b, nil
+}
+
+// JoinURL appends path (which starts with "/") and rawQuery to base.
+func JoinURL(base, path, rawQuery string) string {
+	u := strings.TrimSuffix(base, "/") + path
+	if rawQuery != "" {
+		if strings.Contains(u, "?") {
+			u += "&" + rawQuery
+		} else {
+			u += "?" + rawQuery
+		}
+	}
+	return u
+}
+
+// BaseURL is the target's custom host when it has one, else def: a custom
+// host replaces the provider's base URL, version segment included (API.md §3).
+func (t *Target) BaseURL(def string) string {
+	if t.CustomHost != "" {
+		return t.CustomHost
+	}
+	return def
 }

@@ -24,7 +24,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ai-gateway/gateway/internal/provider"
@@ -41,9 +40,6 @@ const DefaultBaseURL = "https://api.anthropic.com/v1"
 // target (anthropic_version) nor a forwarded client header names one. It is
 // still the only version string (PROVIDERS.md §3).
 const DefaultVersion = "2023-06-01"
-
-// maxResponseBytes bounds a non-streamed answer read into memory.
-const maxResponseBytes = 64 << 20
 
 // maxErrorBytes bounds an error body read from a failed stream request.
 const maxErrorBytes = 1 << 20
@@ -74,19 +70,7 @@ func (c *Client) Native() bool { return true }
 // endpoint joins the base URL (or the target's custom host) with path and
 // rawQuery.
 func endpoint(t *provider.Target, path, rawQuery string) string {
-	base := DefaultBaseURL
-	if t.CustomHost != "" {
-		base = t.CustomHost
-	}
-	u := strings.TrimSuffix(base, "/") + path
-	if rawQuery != "" {
-		if strings.Contains(u, "?") {
-			u += "&" + rawQuery
-		} else {
-			u += "?" + rawQuery
-		}
-	}
-	return u
+	return provider.JoinURL(t.BaseURL(DefaultBaseURL), path, rawQuery)
 }
 
 // setAuth sets the credential and version headers on h: x-api-key from the
@@ -155,7 +139,7 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}
 	defer resp.Body.Close()
-	raw, err := readBody(resp)
+	raw, err := provider.ReadBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}
@@ -167,9 +151,6 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 
 // answer translates a 2xx Messages answer already read into raw.
 func answer(h http.Header, raw []byte, strict bool) (*provider.Response, error) {
-	if len(raw) > maxResponseBytes {
-		return nil, fmt.Errorf("%w: response larger than %d bytes", provider.ErrBadResponse, maxResponseBytes)
-	}
 	out, usage, model, err := translateResponse(raw, strict)
 	if err != nil {
 		return nil, err
@@ -203,14 +184,4 @@ func (c *Client) ChatStream(ctx context.Context, call *provider.ChatCall) (provi
 		return nil, &provider.UpstreamError{Provider: Name, Status: resp.StatusCode, Header: resp.Header, Body: b}
 	}
 	return Translator{}.NewStream(ctx, resp, call)
-}
-
-// readBody reads a response body, sized by Content-Length when known.
-func readBody(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n > 0 && n <= maxResponseBytes {
-		b := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, b)
-		return b, err
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 }

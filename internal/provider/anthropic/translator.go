@@ -51,7 +51,7 @@ func (t Translator) BuildBody(call *provider.ChatCall, stream bool, version stri
 // into an OpenAI chat.completion. It reads resp.Body but leaves closing it
 // to the caller.
 func (t Translator) ReadResponse(ctx context.Context, resp *http.Response, call *provider.ChatCall) (*provider.Response, error) {
-	raw, err := readBody(resp)
+	raw, err := provider.ReadBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}

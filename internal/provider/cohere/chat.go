@@ -23,7 +23,7 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := readBody(resp)
+	raw, err := provider.ReadBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}

@@ -17,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ai-gateway/gateway/internal/provider"
@@ -29,9 +28,6 @@ const Name = "cohere"
 // DefaultBaseURL is Cohere's v2 API. A custom host replaces it whole,
 // version segment included (API.md §3).
 const DefaultBaseURL = "https://api.cohere.com/v2"
-
-// maxResponseBytes bounds a non-streamed answer read into memory.
-const maxResponseBytes = 64 << 20
 
 // maxErrorBytes bounds an error body read into memory.
 const maxErrorBytes = 1 << 20
@@ -66,19 +62,7 @@ func (c *Client) Native() bool { return true }
 // endpoint builds the upstream URL for path (starting with "/") and
 // rawQuery.
 func endpoint(t *provider.Target, path, rawQuery string) string {
-	base := DefaultBaseURL
-	if t.CustomHost != "" {
-		base = t.CustomHost
-	}
-	u := strings.TrimSuffix(base, "/") + path
-	if rawQuery != "" {
-		if strings.Contains(u, "?") {
-			u += "&" + rawQuery
-		} else {
-			u += "?" + rawQuery
-		}
-	}
-	return u
+	return provider.JoinURL(t.BaseURL(DefaultBaseURL), path, rawQuery)
 }
 
 func setAuth(h http.Header, t *provider.Target) {
@@ -147,18 +131,6 @@ func mapStatus(s int) int {
 		return http.StatusRequestTimeout
 	}
 	return s
-}
-
-// readBody reads a 2xx body, bounded.
-func readBody(resp *http.Response) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxResponseBytes {
-		return nil, fmt.Errorf("%w: response larger than %d bytes", provider.ErrBadResponse, maxResponseBytes)
-	}
-	return b, nil
 }
 
 // marshal encodes v without HTML escaping, so prompt text reaches Cohere

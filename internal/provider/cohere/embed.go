@@ -92,7 +92,7 @@ func (c *Client) Embed(ctx context.Context, call *provider.EmbedCall) (*provider
 		if err != nil {
 			return nil, err
 		}
-		raw, err := readBody(resp)
+		raw, err := provider.ReadBody(resp)
 		resp.Body.Close()
 		if err != nil {
 			return nil, provider.ClassifyTransportError(ctx, err)

@@ -110,7 +110,7 @@ func (c *Client) Embed(ctx context.Context, call *provider.EmbedCall) (*provider
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.errorFromResponse(ctx, resp)
 	}
-	raw, err := readBody(resp)
+	raw, err := provider.ReadBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}

@@ -49,9 +49,6 @@ const (
 // (API.md §3: a custom host replaces all of it).
 const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 
-// maxResponseBytes bounds a non-streamed answer read into memory.
-const maxResponseBytes = 64 << 20
-
 // now and newID are replaced by golden tests for stable output.
 var (
 	now   = time.Now
@@ -264,18 +261,6 @@ func (c *Client) post(ctx context.Context, t *provider.Target, fwd http.Header, 
 	return resp, nil
 }
 
-// readBody reads a response body of at most maxResponseBytes.
-func readBody(resp *http.Response) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxResponseBytes {
-		return nil, fmt.Errorf("%w: response larger than %d bytes", provider.ErrBadResponse, maxResponseBytes)
-	}
-	return b, nil
-}
-
 // errorFromResponse reads a non-2xx answer into an UpstreamError.
 func (c *Client) errorFromResponse(ctx context.Context, resp *http.Response) error {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -364,7 +349,7 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, c.errorFromResponse(ctx, resp)
 	}
-	raw, err := readBody(resp)
+	raw, err := provider.ReadBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}

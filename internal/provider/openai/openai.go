@@ -25,9 +25,6 @@ import (
 	"github.com/ai-gateway/gateway/internal/sse"
 )
 
-// maxResponseBytes bounds a non-streamed answer read into memory.
-const maxResponseBytes = 64 << 20
-
 // Spec describes one OpenAI-compatible provider.
 type Spec struct {
 	// Name is the provider slug (x-gateway-provider).
@@ -110,7 +107,7 @@ func (c *Client) endpoint(t *provider.Target, path, rawQuery string) (string, er
 	if base == "" {
 		return "", &provider.ConfigError{Provider: c.spec.Name, Msg: "this provider has no default host: set x-gateway-custom-host (or custom_host) to the server's base URL, e.g. http://localhost:8000/v1"}
 	}
-	return join(base, path, rawQuery), nil
+	return provider.JoinURL(base, path, rawQuery), nil
 }
 
 // azureEndpoint: with a deployment id, the dated deployment URL
@@ -144,12 +141,12 @@ func (c *Client) azureEndpoint(t *provider.Target, path, rawQuery string) (strin
 			}
 			q.Set("api-version", v)
 		}
-		return join(host+"/openai/deployments/"+url.PathEscape(dep), path, q.Encode()), nil
+		return provider.JoinURL(host+"/openai/deployments/"+url.PathEscape(dep), path, q.Encode()), nil
 	}
 	if v := t.Option("azure_api_version"); v != "" && q.Get("api-version") == "" {
 		q.Set("api-version", v)
 	}
-	return join(host+"/openai/v1", path, q.Encode()), nil
+	return provider.JoinURL(host+"/openai/v1", path, q.Encode()), nil
 }
 
 // --- Azure AI Foundry (issue #3). ---
@@ -182,22 +179,10 @@ func (c *Client) azureAIEndpoint(t *provider.Target, path, rawQuery string) (str
 		}
 		q.Set("api-version", v)
 	}
-	return join(strings.TrimSuffix(host, "/")+"/models", path, q.Encode()), nil
+	return provider.JoinURL(strings.TrimSuffix(host, "/")+"/models", path, q.Encode()), nil
 }
 
 // --- end Azure AI Foundry. ---
-
-func join(base, path, rawQuery string) string {
-	u := strings.TrimSuffix(base, "/") + path
-	if rawQuery != "" {
-		if strings.Contains(u, "?") {
-			u += "&" + rawQuery
-		} else {
-			u += "?" + rawQuery
-		}
-	}
-	return u
-}
 
 // setAuth sets the provider's credentials on h. Azure's (api-key, a
 // Bearer access token, or one obtained from Microsoft Entra ID) are set by
@@ -264,15 +249,12 @@ func (c *Client) Chat(ctx context.Context, call *provider.ChatCall) (*provider.R
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}
 	defer resp.Body.Close()
-	body, err := readBody(resp)
+	body, err := provider.ReadBody(resp)
 	if err != nil {
 		return nil, provider.ClassifyTransportError(ctx, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &provider.UpstreamError{Provider: c.spec.Name, Status: resp.StatusCode, Header: resp.Header, Body: body}
-	}
-	if len(body) > maxResponseBytes {
-		return nil, fmt.Errorf("%w: response larger than %d bytes", provider.ErrBadResponse, maxResponseBytes)
 	}
 	// DeepSeek may precede the JSON with keep-alive blank lines while a
 	// request is queued (PROVIDERS.md §9.4).
@@ -322,16 +304,6 @@ func (c *Client) ChatStream(ctx context.Context, call *provider.ChatCall) (provi
 		return nil, fmt.Errorf("%w: %s answered a stream request with Content-Type %q", provider.ErrBadResponse, c.spec.Name, ct)
 	}
 	return &stream{ctx: ctx, name: c.spec.Name, resp: resp, r: sse.NewReader(resp.Body)}, nil
-}
-
-// readBody reads a response body, sized by Content-Length when known.
-func readBody(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n > 0 && n <= maxResponseBytes {
-		b := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, b)
-		return b, err
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 }
 
 type stream struct {
