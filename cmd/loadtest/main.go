@@ -46,6 +46,11 @@ type options struct {
 	markdown      bool
 	quietLogs     bool
 	cpuProfile    string
+	// rounds repeats the whole measurement, each round running the three
+	// targets one after another, so that a burst of machine noise lands on
+	// one round rather than on one target; the medians of the rounds'
+	// ratios are reported with every round's.
+	rounds int
 }
 
 func main() {
@@ -59,13 +64,14 @@ func main() {
 	flag.BoolVar(&o.markdown, "markdown", false, "also print the results as markdown tables")
 	flag.BoolVar(&o.quietLogs, "quiet-logs", true, "discard the gateway's, proxy's and upstream's process logs")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (gateway samples carry the label role=gateway)")
+	flag.IntVar(&o.rounds, "rounds", 1, "repeat the measurement this many times (targets interleaved per round) and report the median ratios")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(2)
 	}
 	// Everything below is bounded, but a hang must still end the process.
-	budget := 2*3*(o.warmup+o.duration+20*time.Second) + 2*time.Minute
+	budget := time.Duration(o.rounds)*2*3*(o.warmup+o.duration+20*time.Second) + 2*time.Minute
 	watchdog := time.AfterFunc(budget, func() {
 		fmt.Fprintf(os.Stderr, "loadtest: still running after %v; giving up\n", budget)
 		os.Exit(3)
@@ -90,6 +96,9 @@ func (o options) validate() error {
 	}
 	if o.concurrency < 1 {
 		errs = append(errs, errors.New("-concurrency: must be at least 1"))
+	}
+	if o.rounds < 1 {
+		errs = append(errs, errors.New("-rounds: must be at least 1"))
 	}
 	if o.maxInFlight < 1 {
 		errs = append(errs, errors.New("-max-in-flight: must be at least 1"))
@@ -215,7 +224,7 @@ func run(o options) (err error) {
 
 	fmt.Fprintf(os.Stderr, "loadtest: GOMAXPROCS=%d, upstream %s, proxy %s, gateway %s (data dir %s)\n",
 		runtime.GOMAXPROCS(0), up.url, proxy.url, gw.url, gw.dataDir)
-	rep := &report{opt: o, env: environment(o.upstreamDelay)}
+	var rounds []*report
 	// The gateway's log writer may still be storing the last phase's
 	// records when the next target starts: let it finish first, so each
 	// measurement sees only its own target's work.
@@ -226,19 +235,24 @@ func run(o options) (err error) {
 		runtime.GC()
 	}
 	withRole("loadgen", func() {
-		for _, t := range targets {
-			settle()
-			fmt.Fprintf(os.Stderr, "loadtest: open loop, %s, %.0f req/s for %v + %v warm-up…\n", t.name, o.rate, o.duration, o.warmup)
-			r := loadtest.RunOpenLoop(ctx, loadtest.OpenLoop{Rate: o.rate, Warmup: o.warmup, Duration: o.duration, MaxInFlight: o.maxInFlight}, t.do)
-			rep.open = append(rep.open, row{target: t.name, res: r})
-		}
-		for _, t := range targets {
-			settle()
-			fmt.Fprintf(os.Stderr, "loadtest: closed loop, %s, %d workers for %v + %v warm-up…\n", t.name, o.concurrency, o.duration, o.warmup)
-			r := loadtest.RunClosedLoop(ctx, loadtest.ClosedLoop{Concurrency: o.concurrency, Warmup: o.warmup, Duration: o.duration}, t.do)
-			rep.closed = append(rep.closed, row{target: t.name, res: r})
+		for i := range o.rounds {
+			rep := &report{opt: o, env: environment(o.upstreamDelay)}
+			for _, t := range targets {
+				settle()
+				fmt.Fprintf(os.Stderr, "loadtest: round %d/%d, open loop, %s, %.0f req/s for %v + %v warm-up…\n", i+1, o.rounds, t.name, o.rate, o.duration, o.warmup)
+				r := loadtest.RunOpenLoop(ctx, loadtest.OpenLoop{Rate: o.rate, Warmup: o.warmup, Duration: o.duration, MaxInFlight: o.maxInFlight}, t.do)
+				rep.open = append(rep.open, row{target: t.name, res: r})
+			}
+			for _, t := range targets {
+				settle()
+				fmt.Fprintf(os.Stderr, "loadtest: round %d/%d, closed loop, %s, %d workers for %v + %v warm-up…\n", i+1, o.rounds, t.name, o.concurrency, o.duration, o.warmup)
+				r := loadtest.RunClosedLoop(ctx, loadtest.ClosedLoop{Concurrency: o.concurrency, Warmup: o.warmup, Duration: o.duration}, t.do)
+				rep.closed = append(rep.closed, row{target: t.name, res: r})
+			}
+			rounds = append(rounds, rep)
 		}
 	})
+	rep := rounds[len(rounds)-1]
 
 	gwt := targets[2]
 	answered := gwt.answers.Load()
@@ -246,6 +260,9 @@ func run(o options) (err error) {
 	rep.logs = logCheck{answered: answered, stored: int64(stored - base), settled: settled, err: lerr}
 	rep.writer, _ = gw.writerStats(ctx, hc)
 	rep.print(os.Stdout)
+	if len(rounds) > 1 {
+		printRounds(os.Stdout, rounds)
+	}
 	return nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -294,4 +296,62 @@ func environment(upstreamDelay time.Duration) string {
 		}
 	}
 	return s
+}
+
+// figures returns a round's two ratios: gateway added p50 over proxy added
+// p50 at the open-loop rate (NaN when the proxy added nothing measurable),
+// and gateway over proxy closed-loop throughput.
+func (r *report) figures() (latency, throughput float64) {
+	d, p, g := r.open[0].res.Latency.P50, r.open[1].res.Latency.P50, r.open[2].res.Latency.P50
+	latency = math.NaN()
+	if p > d {
+		latency = float64(g-d) / float64(p-d)
+	}
+	throughput = math.NaN()
+	if pr := r.closed[1].res.Rate; pr > 0 {
+		throughput = r.closed[2].res.Rate / pr
+	}
+	return latency, throughput
+}
+
+// printRounds prints every round's ratios and their medians. The tables
+// above are the last round's.
+func printRounds(w io.Writer, rounds []*report) {
+	lat := make([]float64, 0, len(rounds))
+	thr := make([]float64, 0, len(rounds))
+	fmt.Fprintf(w, "\nRounds (targets interleaved; the tables above are round %d):\n", len(rounds))
+	for i, r := range rounds {
+		l, t := r.figures()
+		d, p, g := r.open[0].res.Latency.P50, r.open[1].res.Latency.P50, r.open[2].res.Latency.P50
+		fmt.Fprintf(w, "  round %d: added p50 proxy %s gateway %s ms, ratio %.2f; max req/s proxy %.0f gateway %.0f, ratio %.2f\n",
+			i+1, added(p-d), added(g-d), l, r.closed[1].res.Rate, r.closed[2].res.Rate, t)
+		if !math.IsNaN(l) {
+			lat = append(lat, l)
+		}
+		if !math.IsNaN(t) {
+			thr = append(thr, t)
+		}
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	ml, mt := median(lat), median(thr)
+	fmt.Fprintf(w, "median over %d rounds: gateway/proxy added p50 = %.2f (target ≤ %.1f): %s; gateway/proxy max req/s = %.2f (target ≥ %.1f): %s\n",
+		len(rounds), ml, targetAddedP50Ratio, verdict(ml <= targetAddedP50Ratio), mt, targetThroughputRatio, verdict(mt >= targetThroughputRatio))
+}
+
+// median of xs (NaN for none); xs is reordered.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
