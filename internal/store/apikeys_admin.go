@@ -80,14 +80,9 @@ func (s *Store) ListAPIKeys(ctx context.Context, f auth.APIKeyFilter) ([]*auth.A
 			args = append(args, c.v)
 		}
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM api_keys WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list api keys: %w", err)
-	}
-	limit, offset := pageBounds(f.Page, f.PageSize)
 	var rows []apiKeyRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+apiKeyColumns+` FROM api_keys WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...); err != nil {
+	total, err := selectPage(ctx, s, &rows, "api_keys", apiKeyColumns, where, args, "created_at DESC, id DESC", f.Page, f.PageSize)
+	if err != nil {
 		return nil, 0, fmt.Errorf("store: list api keys: %w", err)
 	}
 	out := make([]*auth.APIKey, 0, len(rows))

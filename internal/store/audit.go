@@ -89,14 +89,9 @@ func (s *Store) ListAuditRecords(ctx context.Context, f audit.Filter) ([]*audit.
 		where += ` AND status_code = ?`
 		args = append(args, f.StatusCode)
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM audit_logs WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list audit records: %w", err)
-	}
-	limit, offset := pageBounds(f.Page, f.PageSize)
 	var rows []auditRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+auditColumns+` FROM audit_logs WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...); err != nil {
+	total, err := selectPage(ctx, s, &rows, "audit_logs", auditColumns, where, args, "created_at DESC, id DESC", f.Page, f.PageSize)
+	if err != nil {
 		return nil, 0, fmt.Errorf("store: list audit records: %w", err)
 	}
 	out := make([]*audit.Record, 0, len(rows))

@@ -111,22 +111,11 @@ func (s *Store) Config(ctx context.Context, organisationID, slugOrID string) (*r
 // config looks a config up by slug or id; a slug match wins over an id
 // match. It returns sql.ErrNoRows when neither matches.
 func (s *Store) config(ctx context.Context, db sqlx.QueryerContext, organisationID, slugOrID string) (*routing.StoredConfig, error) {
-	var rows []configRow
-	err := sqlx.SelectContext(ctx, db, &rows, s.q(`SELECT `+configColumns+` FROM configs
-		WHERE organisation_id = ? AND (slug = ? OR id = ?) LIMIT 2`), organisationID, slugOrID, slugOrID)
+	row, err := bySlugOrID[configRow](ctx, s, db, "configs", configColumns, organisationID, slugOrID)
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, sql.ErrNoRows
-	}
-	pick := &rows[0]
-	for i := range rows {
-		if rows[i].Slug == slugOrID {
-			pick = &rows[i]
-		}
-	}
-	return pick.config(), nil
+	return row.config(), nil
 }
 
 // ListConfigs returns a page of the organisation's configs at their latest
@@ -139,14 +128,8 @@ func (s *Store) ListConfigs(ctx context.Context, organisationID, workspaceID str
 		where += ` AND workspace_id = ?`
 		args = append(args, workspaceID)
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM configs WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list configs: %w", err)
-	}
-	limit, offset := pageBounds(page, pageSize)
 	var rows []configRow
-	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+configColumns+` FROM configs WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...)
+	total, err := selectPage(ctx, s, &rows, "configs", configColumns, where, args, "created_at DESC, id DESC", page, pageSize)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list configs: %w", err)
 	}

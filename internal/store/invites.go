@@ -139,14 +139,9 @@ func (s *Store) ListInvites(ctx context.Context, organisationID string, f tenanc
 		where += ` AND email = ?`
 		args = append(args, f.Email)
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM invites WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list invites: %w", err)
-	}
-	limit, offset := pageBounds(page, pageSize)
 	var rows []inviteRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+inviteColumns+` FROM invites WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...); err != nil {
+	total, err := selectPage(ctx, s, &rows, "invites", inviteColumns, where, args, "created_at DESC, id DESC", page, pageSize)
+	if err != nil {
 		return nil, 0, fmt.Errorf("store: list invites: %w", err)
 	}
 	out := make([]*tenancy.Invite, 0, len(rows))

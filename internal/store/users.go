@@ -97,14 +97,9 @@ func (s *Store) ListUsers(ctx context.Context, organisationID string, f tenancy.
 		where += ` AND email = ?`
 		args = append(args, f.Email)
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM users WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list users: %w", err)
-	}
-	limit, offset := pageBounds(page, pageSize)
 	var rows []userRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+userColumns+` FROM users WHERE `+where+`
-		ORDER BY created_at, id LIMIT ? OFFSET ?`), append(args, limit, offset)...); err != nil {
+	total, err := selectPage(ctx, s, &rows, "users", userColumns, where, args, "created_at, id", page, pageSize)
+	if err != nil {
 		return nil, 0, fmt.Errorf("store: list users: %w", err)
 	}
 	out := make([]*tenancy.User, 0, len(rows))

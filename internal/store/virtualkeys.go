@@ -184,22 +184,11 @@ func (s *Store) VirtualKeyBySlug(ctx context.Context, organisationID, slugOrID s
 // virtualKey looks a key up by slug or id; a slug match wins over an id
 // match. It returns sql.ErrNoRows when neither matches.
 func (s *Store) virtualKey(ctx context.Context, db sqlx.QueryerContext, organisationID, slugOrID string) (*auth.VirtualKey, error) {
-	var rows []virtualKeyRow
-	err := sqlx.SelectContext(ctx, db, &rows, s.q(`SELECT `+virtualKeyColumns+` FROM virtual_keys
-		WHERE organisation_id = ? AND (slug = ? OR id = ?) LIMIT 2`), organisationID, slugOrID, slugOrID)
+	row, err := bySlugOrID[virtualKeyRow](ctx, s, db, "virtual_keys", virtualKeyColumns, organisationID, slugOrID)
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, sql.ErrNoRows
-	}
-	pick := &rows[0]
-	for i := range rows {
-		if rows[i].Slug == slugOrID {
-			pick = &rows[i]
-		}
-	}
-	return pick.virtualKey()
+	return row.virtualKey()
 }
 
 // ListVirtualKeys returns a page of the organisation's virtual keys, newest
@@ -212,14 +201,8 @@ func (s *Store) ListVirtualKeys(ctx context.Context, organisationID, workspaceID
 		where += ` AND workspace_id = ?`
 		args = append(args, workspaceID)
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM virtual_keys WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list virtual keys: %w", err)
-	}
-	limit, offset := pageBounds(page, pageSize)
 	var rows []virtualKeyRow
-	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+virtualKeyColumns+` FROM virtual_keys WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...)
+	total, err := selectPage(ctx, s, &rows, "virtual_keys", virtualKeyColumns, where, args, "created_at DESC, id DESC", page, pageSize)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list virtual keys: %w", err)
 	}

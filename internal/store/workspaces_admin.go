@@ -142,22 +142,11 @@ func (s *Store) Workspace(ctx context.Context, organisationID, idOrSlug string) 
 }
 
 func (s *Store) workspace(ctx context.Context, db sqlx.QueryerContext, organisationID, idOrSlug string) (*tenancy.Workspace, error) {
-	var rows []workspaceRow
-	err := sqlx.SelectContext(ctx, db, &rows, s.q(`SELECT `+workspaceColumns+` FROM workspaces
-		WHERE organisation_id = ? AND (slug = ? OR id = ?) LIMIT 2`), organisationID, idOrSlug, idOrSlug)
+	row, err := bySlugOrID[workspaceRow](ctx, s, db, "workspaces", workspaceColumns, organisationID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, sql.ErrNoRows
-	}
-	pick := &rows[0]
-	for i := range rows {
-		if rows[i].Slug == idOrSlug {
-			pick = &rows[i]
-		}
-	}
-	return pick.workspace()
+	return row.workspace()
 }
 
 // ListWorkspaces returns a page of the organisation's workspaces, oldest
@@ -170,14 +159,9 @@ func (s *Store) ListWorkspaces(ctx context.Context, organisationID, only string,
 		where += ` AND id = ?`
 		args = append(args, only)
 	}
-	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM workspaces WHERE `+where), args...); err != nil {
-		return nil, 0, fmt.Errorf("store: list workspaces: %w", err)
-	}
-	limit, offset := pageBounds(page, pageSize)
 	var rows []workspaceRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(`SELECT `+workspaceColumns+` FROM workspaces WHERE `+where+`
-		ORDER BY is_default DESC, created_at, id LIMIT ? OFFSET ?`), append(args, limit, offset)...); err != nil {
+	total, err := selectPage(ctx, s, &rows, "workspaces", workspaceColumns, where, args, "is_default DESC, created_at, id", page, pageSize)
+	if err != nil {
 		return nil, 0, fmt.Errorf("store: list workspaces: %w", err)
 	}
 	out := make([]*tenancy.Workspace, 0, len(rows))
