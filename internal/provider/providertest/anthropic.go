@@ -3,7 +3,6 @@ package providertest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -25,8 +24,8 @@ import (
 type Anthropic struct {
 	Server *httptest.Server
 
-	mu       sync.Mutex
-	received []Received
+	mu sync.Mutex
+	requestLog
 	canceled int
 }
 
@@ -63,7 +62,7 @@ func NewAnthropic(t testing.TB) *Anthropic {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", f.messages)
 	mux.HandleFunc("GET /v1/models", f.models)
-	f.Server = httptest.NewServer(f.record(mux))
+	f.Server = httptest.NewServer(f.recording(mux))
 	t.Cleanup(f.Server.Close)
 	return f
 }
@@ -71,39 +70,11 @@ func NewAnthropic(t testing.TB) *Anthropic {
 // BaseURL is the fake's base URL including /v1, for x-gateway-custom-host.
 func (f *Anthropic) BaseURL() string { return f.Server.URL + "/v1" }
 
-// Requests returns what the fake received so far.
-func (f *Anthropic) Requests() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last returns the last request received.
-func (f *Anthropic) Last() Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.received) == 0 {
-		return Received{}
-	}
-	return f.received[len(f.received)-1]
-}
-
 // Canceled reports how many streams ended because the client went away.
 func (f *Anthropic) Canceled() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.canceled
-}
-
-func (f *Anthropic) record(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		f.mu.Lock()
-		f.received = append(f.received, Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-		f.mu.Unlock()
-		next.ServeHTTP(w, r)
-	})
 }
 
 // WriteAnthropicError writes Anthropic's error shape.

@@ -59,9 +59,9 @@ const BedrockUsage = `{"inputTokens":10,"outputTokens":6,"totalTokens":21,"cache
 type Bedrock struct {
 	Server *httptest.Server
 
-	mu       sync.Mutex
-	received []Received
-	regions  []string
+	mu sync.Mutex
+	requestLog
+	regions []string
 }
 
 // NewBedrock starts a fake and stops it when the test ends.
@@ -80,24 +80,6 @@ func NewBedrock(t testing.TB) *Bedrock {
 // has no version segment).
 func (f *Bedrock) URL() string { return f.Server.URL }
 
-// Requests returns what the fake received so far. Path is the escaped path,
-// as sent.
-func (f *Bedrock) Requests() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last returns the last request received.
-func (f *Bedrock) Last() Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.received) == 0 {
-		return Received{}
-	}
-	return f.received[len(f.received)-1]
-}
-
 // Regions returns the regions of the verified SigV4 signatures so far.
 func (f *Bedrock) Regions() []string {
 	f.mu.Lock()
@@ -107,11 +89,7 @@ func (f *Bedrock) Regions() []string {
 
 func (f *Bedrock) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		f.mu.Lock()
-		f.received = append(f.received, Received{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-		f.mu.Unlock()
+		body := f.note(r, true) // Path as sent: model ids are escaped
 		w.Header().Set("x-amzn-RequestId", BedrockRequestID)
 		if status, typ, msg := f.checkAuth(r, body); status != 0 {
 			WriteBedrockError(w, status, typ, msg)

@@ -24,8 +24,8 @@ import (
 type Cohere struct {
 	Server *httptest.Server
 
-	mu       sync.Mutex
-	received []Received
+	mu sync.Mutex
+	requestLog
 }
 
 // NewCohere starts a fake and stops it when the test ends.
@@ -35,37 +35,13 @@ func NewCohere(t testing.TB) *Cohere {
 	mux.HandleFunc("POST /v2/chat", f.chat)
 	mux.HandleFunc("POST /v2/embed", f.embed)
 	mux.HandleFunc("/", f.echo)
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		f.mu.Lock()
-		f.received = append(f.received, Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-		f.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	}))
+	f.Server = httptest.NewServer(f.recording(mux))
 	t.Cleanup(f.Server.Close)
 	return f
 }
 
 // BaseURL is the fake's base URL including /v2, for x-gateway-custom-host.
 func (f *Cohere) BaseURL() string { return f.Server.URL + "/v2" }
-
-// Requests returns what the fake received so far.
-func (f *Cohere) Requests() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last returns the last request received.
-func (f *Cohere) Last() Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.received) == 0 {
-		return Received{}
-	}
-	return f.received[len(f.received)-1]
-}
 
 // CohereStreamWords are the text deltas of a normal Cohere stream.
 var CohereStreamWords = []string{"Hello", " from", " the", " fake", " Cohere", "."}

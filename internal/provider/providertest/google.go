@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -42,8 +41,8 @@ import (
 type Google struct {
 	Server *httptest.Server
 
-	mu            sync.Mutex
-	received      []Received
+	mu sync.Mutex
+	requestLog
 	tokenFetches  int
 	tokenLifetime int
 	issued        map[string]bool
@@ -88,24 +87,6 @@ func (f *Google) TokenFetches() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tokenFetches
-}
-
-// Requests returns the model requests received so far (token requests
-// are only counted).
-func (f *Google) Requests() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last returns the last model request received.
-func (f *Google) Last() Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.received) == 0 {
-		return Received{}
-	}
-	return f.received[len(f.received)-1]
 }
 
 var googleKey struct {
@@ -170,10 +151,7 @@ func (f *Google) serve(w http.ResponseWriter, r *http.Request) {
 		f.token(w, r)
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.received = append(f.received, Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-	f.mu.Unlock()
+	body := f.note(r, false)
 
 	var vertex bool
 	var rest string

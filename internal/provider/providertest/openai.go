@@ -37,8 +37,8 @@ type Received struct {
 type OpenAI struct {
 	Server *httptest.Server
 
-	mu       sync.Mutex
-	received []Received
+	mu sync.Mutex
+	requestLog
 	// Canceled is closed... counts requests whose client went away mid-stream.
 	canceled int
 	started  chan struct{}
@@ -57,30 +57,13 @@ func NewOpenAI(t testing.TB) *OpenAI {
 	mux.HandleFunc("DELETE /v1/files/{id}", f.deleteFile)
 	mux.HandleFunc("GET /v1/files/{id}/content", f.fileContent)
 	mux.HandleFunc("/", f.echo)
-	f.Server = httptest.NewServer(f.record(mux))
+	f.Server = httptest.NewServer(f.recording(mux))
 	t.Cleanup(f.Server.Close)
 	return f
 }
 
 // BaseURL is the fake's base URL including /v1, for x-gateway-custom-host.
 func (f *OpenAI) BaseURL() string { return f.Server.URL + "/v1" }
-
-// Requests returns what the fake received so far.
-func (f *OpenAI) Requests() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last returns the last request received.
-func (f *OpenAI) Last() Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.received) == 0 {
-		return Received{}
-	}
-	return f.received[len(f.received)-1]
-}
 
 // Canceled reports how many streams ended because the client went away.
 func (f *OpenAI) Canceled() int {
@@ -91,17 +74,6 @@ func (f *OpenAI) Canceled() int {
 
 // StreamStarted receives once per stream after its first chunk is flushed.
 func (f *OpenAI) StreamStarted() <-chan struct{} { return f.started }
-
-func (f *OpenAI) record(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		f.mu.Lock()
-		f.received = append(f.received, Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-		f.mu.Unlock()
-		next.ServeHTTP(w, r)
-	})
-}
 
 // chatRequest is the part of the request the fake looks at.
 type chatRequest struct {

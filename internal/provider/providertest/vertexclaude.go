@@ -34,8 +34,8 @@ type GoogleVertexClaude struct {
 	Google    *Google
 	Anthropic *Anthropic
 
-	mu       sync.Mutex
-	received []Received
+	mu sync.Mutex
+	requestLog
 }
 
 // VertexAnthropicVersion is the anthropic_version the fake requires.
@@ -64,25 +64,6 @@ func (f *GoogleVertexClaude) ServiceAccountJSON() string { return f.Google.Servi
 // TokenFetches counts the tokens granted so far.
 func (f *GoogleVertexClaude) TokenFetches() int { return f.Google.TokenFetches() }
 
-// Requests returns the Claude requests received so far, as Vertex
-// received them (Gemini requests are in Google.Requests, the rewritten
-// Claude requests in Anthropic.Requests).
-func (f *GoogleVertexClaude) Requests() []Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Received(nil), f.received...)
-}
-
-// Last returns the last Claude request received.
-func (f *GoogleVertexClaude) Last() Received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.received) == 0 {
-		return Received{}
-	}
-	return f.received[len(f.received)-1]
-}
-
 // claudePath splits /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:{method}.
 func claudePath(path string) (model, method string, ok bool) {
 	rest, ok := strings.CutPrefix(path, "/v1/projects/")
@@ -103,10 +84,7 @@ func (f *GoogleVertexClaude) serve(w http.ResponseWriter, r *http.Request) {
 		f.Google.serve(w, r)
 		return
 	}
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.received = append(f.received, Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
-	f.mu.Unlock()
+	body := f.note(r, false)
 
 	if r.Method != http.MethodPost {
 		WriteGoogleError(w, 404, "NOT_FOUND", "The requested URL was not found on this server.")
