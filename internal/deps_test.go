@@ -35,6 +35,14 @@ var allowed = map[string][]string{
 	// The model catalog (generated from litellm's price table) and its generator.
 	"internal/catalog":     {},
 	"internal/catalog/gen": {"internal/catalog"},
+	// Integrations, providers, deployments and MCP records.
+	"internal/registry": {},
+	// Rate limits, in process or in Redis.
+	"internal/limits": {"internal/httpx"},
+	// MCP: metadata sync with the official SDK.
+	"internal/mcp": {"internal/registry"},
+	// Single sign-on (OIDC) and console sessions.
+	"internal/sso": {"internal/auth", "internal/audit", "internal/httpx", "internal/tenancy"},
 
 	"internal/provider":              {"internal/llm"},
 	"internal/provider/openai":       {"internal/provider", "internal/llm", "internal/sse"},
@@ -46,16 +54,16 @@ var allowed = map[string][]string{
 
 	// routing owns configs and plans; it does not call providers.
 	"internal/routing": {"internal/httpx"},
-	"internal/auth":    {"internal/httpx", "internal/secret"},
+	"internal/auth":    {"internal/httpx", "internal/secret", "internal/registry"},
 	"internal/reqlog":  {"internal/llm", "internal/httpx"},
 
 	// The data plane never imports the control plane or the store.
-	"internal/gateway": {"internal/auth", "internal/catalog", "internal/httpx", "internal/llm", "internal/metrics", "internal/provider", "internal/reqlog", "internal/routing", "internal/sse"},
+	"internal/gateway": {"internal/auth", "internal/limits", "internal/registry", "internal/catalog", "internal/httpx", "internal/llm", "internal/metrics", "internal/provider", "internal/reqlog", "internal/routing", "internal/sse"},
 	// The control plane never imports the data plane or provider adapters.
 	// It validates saved configs with routing (no provider call there).
-	"internal/admin": {"internal/auth", "internal/audit", "internal/httpx", "internal/reqlog", "internal/routing", "internal/secret", "internal/tenancy"},
+	"internal/admin": {"internal/auth", "internal/limits", "internal/registry", "internal/audit", "internal/httpx", "internal/reqlog", "internal/routing", "internal/secret", "internal/tenancy"},
 	// The store implements interfaces of the packages above it.
-	"internal/store": {"internal/auth", "internal/audit", "internal/reqlog", "internal/routing", "internal/httpx", "internal/llm", "internal/tenancy"},
+	"internal/store": {"internal/auth", "internal/registry", "internal/audit", "internal/reqlog", "internal/routing", "internal/httpx", "internal/llm", "internal/tenancy"},
 
 	"internal/app":      {"*"},
 	"internal/loadtest": {"internal/app", "internal/config", "internal/provider/providertest"},

@@ -70,6 +70,7 @@ func (s *serveCmd) Run(ctx context.Context) error {
 	cfg := s.Config
 	cfg.EncryptionKey = os.Getenv("GATEWAY_ENCRYPTION_KEY")
 	cfg.AdminAPIKey = os.Getenv("GATEWAY_ADMIN_API_KEY")
+	cfg.OIDCClientSecret = os.Getenv("GATEWAY_OIDC_CLIENT_SECRET")
 	cfg.Settings = config.SettingsFromEnv(os.Getenv)
 	log := app.NewLogger(os.Stderr, cfg.LogLevel, cfg.LogFormat)
 

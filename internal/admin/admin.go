@@ -63,9 +63,21 @@ type Deps struct {
 	Tenancy    TenancyStore
 	APIKeys    APIKeyStore
 	Audit      AuditStore
-	// AuditEnabled is SPEC.md's AUDIT_LOGS_ENABLED: when false nothing is
-	// recorded and GET /v1/audit-logs answers feature_disabled.
-	AuditEnabled bool
+	// Features reports whether a SPEC.md deployment feature flag
+	// (GUARDRAILS_ENABLED, …) is on; nil means every flag is on. With
+	// AUDIT_LOGS_ENABLED off nothing is recorded and GET /v1/audit-logs
+	// answers feature_disabled (features.go).
+	Features func(feature string) bool
+	// LogRetention is LOG_RETENTION_DISPLAY: logs older than this are not
+	// returned (0: no bound).
+	LogRetention time.Duration
+
+	// #6 wiring: integrations and providers (integrations.go)
+	Integrations IntegrationStore
+	// #6 wiring: deployments (deployments.go)
+	Deployments DeploymentStore
+	// #6 wiring: MCP integrations and servers (mcp.go)
+	MCP MCPStore
 	// OrganisationID is the organisation that audit records of requests
 	// whose key failed belong to.
 	OrganisationID string
@@ -106,6 +118,9 @@ func (a *API) Register(outer *http.ServeMux) {
 	mux.Handle("DELETE /v1/virtual-keys/{slug}", h(a.deleteVirtualKey))
 
 	a.registerConfigs(mux, h)
+	a.registerIntegrations(mux, h)
+	a.registerDeployments(mux, h)
+	a.registerMCP(mux, h)
 
 	mux.Handle("GET /v1/logs", h(a.listLogs))
 	mux.Handle("POST /v1/logs", h(a.insertLogs))

@@ -23,9 +23,6 @@ type auditView struct {
 // status_code (or status), workspace_id (or x-gateway-workspace); and
 // current_page, page_size.
 func (a *API) listAuditLogs(w http.ResponseWriter, r *http.Request) error {
-	if !a.d.AuditEnabled {
-		return httpx.Forbidden("feature_disabled", "audit logs are disabled on this deployment (AUDIT_LOGS_ENABLED=OFF)")
-	}
 	act := actorFrom(r)
 	q := r.URL.Query()
 	f := audit.Filter{

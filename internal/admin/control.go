@@ -114,7 +114,14 @@ func (a *API) control(inner *http.ServeMux) http.Handler {
 		write := isWrite(r.Method)
 		rec := &capture{Recorder: httpx.NewRecorder(w), keep: write && r.Method == http.MethodPost}
 
-		p, err := a.d.Authenticator.Authenticate(r.Context(), auth.APIKeyFrom(r.Header))
+		if err := a.featureGate(r, rl); err != nil {
+			httpx.WriteError(rec, err)
+			return
+		}
+		p, err := a.d.Authenticator.Authenticate(r.Context(), auth.CredentialFrom(r))
+		if err == nil {
+			err = a.apiAccessGate(p)
+		}
 		if err != nil {
 			if a.d.OnAuthFail != nil {
 				a.d.OnAuthFail()
@@ -134,6 +141,9 @@ func (a *API) control(inner *http.ServeMux) http.Handler {
 		}
 		if err == nil {
 			err = a.authorize(r, act, body)
+		}
+		if err == nil && write {
+			err = a.usageLimitsGate(body)
 		}
 		if err != nil {
 			he := httpx.WriteError(rec, err)
@@ -291,7 +301,7 @@ func (a *API) checkAnalytics(ctx context.Context, act *actor) error {
 // record writes the audit record of a request. Failures are logged: the
 // answer has been sent.
 func (a *API) record(r *http.Request, start time.Time, rl rule, act *actor, note *auditNote, status int, body []byte) {
-	if !a.d.AuditEnabled {
+	if !a.enabled(FeatureAuditLogs) {
 		return
 	}
 	ids := httpx.IDsFrom(r.Context())
@@ -307,8 +317,12 @@ func (a *API) record(r *http.Request, start time.Time, rl rule, act *actor, note
 	if act != nil {
 		p := act.p
 		rec.OrganisationID, rec.APIKeyID, rec.ActorID = p.OrganisationID, p.APIKeyID, p.APIKeyID
-		if p.UserID != "" {
+		switch {
+		case p.UserID != "":
 			rec.ActorType, rec.ActorID = audit.ActorUser, p.UserID
+		case p.Subject != "":
+			// A JWT's service identity: no key and no user to name.
+			rec.ActorID = p.Method + ":" + p.Subject
 		}
 		// Workspace resources are acted on in the request's workspace;
 		// organisation resources name theirs through the handler's note.

@@ -55,6 +55,10 @@ type App struct {
 	// redis is the Redis client of shared routing state, once connected.
 	redisMu sync.Mutex
 	redis   rueidis.Client
+
+	// sso serves /v1/auth/… (single sign-on and sessions) when OIDC is
+	// configured; nil otherwise.
+	sso http.Handler
 }
 
 // New builds the gateway: opens and migrates the store, bootstraps the
@@ -111,6 +115,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	hc := provider.NewHTTPClient()
 	registry := provider.NewRegistry(providers(hc)...)
 	authn := auth.NewAuthenticator(st, cfg.KeyCacheTTL)
+	// #6 wiring: JWT verifier (authn.AddVerifier), SSO sessions (a.sso,
+	// authn.AddVerifier), deployment (gateway DeploymentConfig, middleware),
+	// integrations/providers, MCP: each helper adds its call here.
 	vks := auth.NewVirtualKeys(st, box, cfg.KeyCacheTTL)
 	known := func(slug string) bool { _, ok := registry.Lookup(slug); return ok }
 	configs := routing.NewSavedConfigs(st, cfg.KeyCacheTTL, routing.ParseOptions{KnownProvider: known},
@@ -123,7 +130,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	api := admin.New(admin.Deps{VirtualKeys: st, Logs: st, Box: box, Invalidate: vks, Providers: registry.Names(), Logger: log,
 		Configs: st, ConfigCache: configs,
 		Authenticator: authn, OnAuthFail: a.metrics.AuthFailed, Tenancy: st, APIKeys: st, Audit: st,
-		AuditEnabled: cfg.Settings.Enabled("AUDIT_LOGS_ENABLED"), OrganisationID: a.Bootstrap.OrganisationID})
+		Features: cfg.Settings.Enabled, LogRetention: time.Duration(cfg.Settings.LogRetentionDays) * 24 * time.Hour,
+		OrganisationID: a.Bootstrap.OrganisationID,
+		// #6 wiring (helpers add their Deps fields here)
+	})
 	a.handler = a.routes(gw, api, authn)
 
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -205,6 +215,9 @@ func (a *App) routes(gw *gateway.Gateway, api *admin.API, authn *auth.Authentica
 	root.HandleFunc("GET /health/ready", a.ready)
 	root.Handle("GET /metrics", a.metrics.Handler())
 	root.Handle("/v1/", httpx.RequestIDs(v1))
+	if a.sso != nil {
+		root.Handle("/v1/auth/", httpx.RequestIDs(a.sso))
+	}
 	root.Handle("/", httpx.Handler(a.log, func(w http.ResponseWriter, r *http.Request) error {
 		return httpx.NotFound("no route for " + r.Method + " " + r.URL.Path + "; the API lives under /v1")
 	}))

@@ -20,6 +20,24 @@ func APIKeyFrom(h http.Header) string {
 	return ""
 }
 
+// SessionCookie is the cookie that carries an SSO session token to the
+// control plane (the console); the token works in x-gateway-api-key too.
+const SessionCookie = "gateway_session"
+
+// CredentialFrom returns the request's credential: x-gateway-api-key, or
+// else the SSO session cookie.
+func CredentialFrom(r *http.Request) string {
+	if v := APIKeyFrom(r.Header); v != "" {
+		return v
+	}
+	if len(r.Header["Cookie"]) > 0 {
+		if c, err := r.Cookie(SessionCookie); err == nil {
+			return c.Value
+		}
+	}
+	return ""
+}
+
 // Middleware authenticates every request with x-gateway-api-key and puts
 // the principal in its context; failures answer 401 (or 503 when the key
 // store is unreachable) before the handler runs. onFail, if set, is called

@@ -40,6 +40,26 @@ type Config struct {
 	// expiry to expired; API.md §2 asks for within 30 s.
 	KeyExpiryInterval time.Duration `name:"key-expiry-interval" env:"GATEWAY_KEY_EXPIRY_INTERVAL" default:"10s" help:"How often expired API keys are marked expired (at most 30s)."`
 
+	// JWT authentication (API.md §2 "JWT"): a JWT in x-gateway-api-key is
+	// verified against this JWKS when it is set.
+	JWTJWKSURL  string `name:"jwt-jwks-url" env:"GATEWAY_JWT_JWKS_URL" help:"JWKS URL; when set, a JWT in x-gateway-api-key authenticates."`
+	JWTAudience string `name:"jwt-audience" env:"GATEWAY_JWT_AUDIENCE" help:"Required aud of JWTs (optional)."`
+	JWTIssuer   string `name:"jwt-issuer" env:"GATEWAY_JWT_ISSUER" help:"Required iss of JWTs (optional)."`
+
+	// Single sign-on (OIDC authorization code with PKCE). OIDCClientSecret
+	// (GATEWAY_OIDC_CLIENT_SECRET) comes only from the environment.
+	OIDCIssuer       string        `name:"oidc-issuer" env:"GATEWAY_OIDC_ISSUER" help:"OIDC issuer URL; when set, /v1/auth/sso/login signs users in."`
+	OIDCClientID     string        `name:"oidc-client-id" env:"GATEWAY_OIDC_CLIENT_ID" help:"OIDC client id."`
+	OIDCClientSecret string        `kong:"-"`
+	OIDCRedirectURL  string        `name:"oidc-redirect-url" env:"GATEWAY_OIDC_REDIRECT_URL" help:"Callback URL registered with the issuer (default http://ADDR/v1/auth/sso/callback)."`
+	SSOProvisioning  string        `name:"sso-provisioning" env:"GATEWAY_SSO_PROVISIONING" default:"reject" enum:"reject,member" help:"A first-time SSO user without an invite: reject, or provision as an organisation member."`
+	SessionTTL       time.Duration `name:"session-ttl" env:"GATEWAY_SESSION_TTL" default:"12h" help:"Lifetime of an SSO session."`
+
+	// Deployment is the slug of the deployment this process serves
+	// (API.md §6 Deployments): only its workspaces, with its config and
+	// limits. Empty: every workspace.
+	Deployment string `name:"deployment" env:"GATEWAY_DEPLOYMENT" help:"Serve only this deployment's workspaces, with its config and limits."`
+
 	// Settings are SPEC.md's deployment settings, read from the environment.
 	Settings Settings `kong:"-"`
 }
@@ -51,6 +71,7 @@ func Defaults() Config {
 		Addr: "127.0.0.1:8787", DataDir: "./data", ShutdownTimeout: 30 * time.Second,
 		MaxBodyBytes: 32 << 20, LogBodies: true, LogBodyMaxBytes: 64 << 10, LogQueueSize: 16384,
 		LogLevel: "info", LogFormat: "text", KeyCacheTTL: 30 * time.Second, KeyExpiryInterval: 10 * time.Second,
+		SSOProvisioning: "reject", SessionTTL: 12 * time.Hour,
 		Settings: DefaultSettings(),
 	}
 }
@@ -94,6 +115,23 @@ func (c *Config) Validate() error {
 	}
 	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < 16 {
 		errs = append(errs, errors.New("GATEWAY_ADMIN_API_KEY: must be at least 16 characters"))
+	}
+	for name, v := range map[string]string{"jwt-jwks-url": c.JWTJWKSURL, "oidc-issuer": c.OIDCIssuer, "oidc-redirect-url": c.OIDCRedirectURL} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s: must be an http(s) URL, got %q", name, v))
+		}
+	}
+	if c.OIDCIssuer != "" && c.OIDCClientID == "" {
+		errs = append(errs, errors.New("oidc-client-id: required with oidc-issuer"))
+	}
+	if c.SSOProvisioning != "reject" && c.SSOProvisioning != "member" {
+		errs = append(errs, fmt.Errorf("sso-provisioning: must be reject or member, got %q", c.SSOProvisioning))
+	}
+	if c.SessionTTL < time.Minute {
+		errs = append(errs, errors.New("session-ttl: must be at least 1m"))
 	}
 	errs = append(errs, c.Settings.errs...)
 	return errors.Join(errs...)

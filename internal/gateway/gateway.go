@@ -53,6 +53,13 @@ type Options struct {
 	// VirtualKeyProviders lists the providers a key's virtual keys reach,
 	// for GET /v1/models without routing headers; nil lists none.
 	VirtualKeyProviders VirtualKeyProviders
+	// DeploymentConfig, when set, returns the config (a saved config's slug
+	// or id, or inline JSON) that routes a request naming no routing of its
+	// own and whose key has no default config; "" for none.
+	DeploymentConfig func(p *auth.Principal) string
+
+	// #6 wiring: integrations and providers (x-gateway-provider: @slug)
+
 	// Sleep and Rand replace the router's waits between retries and its
 	// randomness (load balancing, backoff jitter); nil means real ones.
 	Sleep func(ctx context.Context, d time.Duration) error

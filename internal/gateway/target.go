@@ -192,6 +192,12 @@ func (c *call) routePlan() error {
 			c.hs.customHost, c.hs.options = "", nil
 		}
 		return c.useSaved(def.ConfigID, "defaults.config_id")
+	case c.g.opt.DeploymentConfig != nil && header(h, hdrVirtualKey) == "" && header(h, hdrProvider) == "":
+		// The deployment's config routes a request that names no routing
+		// of its own (API.md §6 Deployments).
+		if ref := c.g.opt.DeploymentConfig(c.p); ref != "" {
+			return c.useConfig(ref)
+		}
 	}
 	rt := &route{target: &provider.Target{}, strict: true}
 	t := rt.target
