@@ -24,6 +24,11 @@ func (a *API) listLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// LOG_RETENTION_DISPLAY: older records are not shown, whatever the
+	// filter asks.
+	if oldest := a.oldestShownLog(); !oldest.IsZero() && f.From.Before(oldest) {
+		f.From = oldest
+	}
 	recs, total, err := a.d.Logs.ListLogs(r.Context(), f)
 	if err != nil {
 		return err
@@ -78,6 +83,15 @@ func logFilter(r *http.Request, act *actor) (reqlog.Filter, error) {
 	return f, nil
 }
 
+// oldestShownLog is the earliest creation time of a log that GET /v1/logs
+// shows (SPEC.md LOG_RETENTION_DISPLAY, default 90 days); zero for no bound.
+func (a *API) oldestShownLog() time.Time {
+	if a.d.LogRetention <= 0 {
+		return time.Time{}
+	}
+	return a.now().Add(-a.d.LogRetention)
+}
+
 func parseTime(v string) (time.Time, error) {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		return time.Unix(n, 0).UTC(), nil
@@ -93,6 +107,9 @@ func (a *API) getLog(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !p.IsOrganisationKey() && rec.WorkspaceID != p.WorkspaceID {
 		return httpx.NotFound("log " + r.PathValue("id") + " not found")
+	}
+	if oldest := a.oldestShownLog(); !oldest.IsZero() && rec.CreatedAt.Before(oldest) {
+		return httpx.NotFound("log " + r.PathValue("id") + " is older than this deployment shows (LOG_RETENTION_DISPLAY)")
 	}
 	httpx.WriteJSON(w, http.StatusOK, logView{Object: "log", Record: rec})
 	return nil
