@@ -72,12 +72,17 @@ type Deps struct {
 	// returned (0: no bound).
 	LogRetention time.Duration
 
-	// #6 wiring: integrations and providers (integrations.go)
+	// Integrations stores integrations and providers (integrations.go).
 	Integrations IntegrationStore
-	// #6 wiring: deployments (deployments.go)
+	// ProviderCache is the data plane's cache of stored providers,
+	// invalidated after each change to a provider or an integration.
+	ProviderCache ProviderInvalidator
+	// Deployments stores gateway deployments (deployments.go).
 	Deployments DeploymentStore
-	// #6 wiring: MCP integrations and servers (mcp.go)
+	// MCP stores MCP integrations and servers (mcp.go).
 	MCP MCPStore
+	// MCPFetcher reads an MCP server's metadata (package mcp, via app).
+	MCPFetcher MCPFetcher
 	// OrganisationID is the organisation that audit records of requests
 	// whose key failed belong to.
 	OrganisationID string

@@ -294,6 +294,11 @@ func ruleFor(method, pattern, path string) rule {
 	return r
 }
 
+// readSubresources are sub-resources of an item that describe the item
+// itself rather than list things in it: reading them is reading the item
+// (GET /mcp-servers/{id}/metadata needs mcp_servers.read).
+var readSubresources = map[string]bool{"metadata": true}
+
 // verbOf is the scope verb of a request: list or read for GET, create,
 // update or delete for the writes.
 func verbOf(method string, rest []string, fromPattern bool) string {
@@ -302,7 +307,7 @@ func verbOf(method string, rest []string, fromPattern bool) string {
 		if len(rest) == 0 {
 			return "list"
 		}
-		if !fromPattern || isWildcard(rest[len(rest)-1]) {
+		if !fromPattern || isWildcard(rest[len(rest)-1]) || readSubresources[rest[len(rest)-1]] {
 			return "read"
 		}
 		return "list" // e.g. /configs/{slug}/versions

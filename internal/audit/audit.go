@@ -76,6 +76,9 @@ var secretExact = map[string]bool{
 	"key": true, "api_key": true, "apikey": true, "password": true, "passwd": true, "token": true,
 	"authorization": true, "credential": true, "credentials": true, "secrets": true, "secret": true,
 	"raw_key": true, "access_token": true, "refresh_token": true, "id_token": true,
+	// headers maps header names to values sent upstream (MCP integrations,
+	// webhooks): any of them may be a credential.
+	"headers": true,
 }
 
 // secretParts are substrings of field names whose values are secret
