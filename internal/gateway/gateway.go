@@ -22,6 +22,7 @@ import (
 
 	"github.com/ai-gateway/gateway/internal/auth"
 	"github.com/ai-gateway/gateway/internal/httpx"
+	"github.com/ai-gateway/gateway/internal/limits"
 	"github.com/ai-gateway/gateway/internal/metrics"
 	"github.com/ai-gateway/gateway/internal/provider"
 	"github.com/ai-gateway/gateway/internal/reqlog"
@@ -58,7 +59,11 @@ type Options struct {
 	// own and whose key has no default config; "" for none.
 	DeploymentConfig func(p *auth.Principal) string
 
-	// #6 wiring: integrations and providers (x-gateway-provider: @slug)
+	// Providers resolves stored providers (providers.go); nil means none.
+	Providers ProviderResolver
+	// Limiter enforces stored providers' and integrations' rate limits;
+	// nil enforces none.
+	Limiter limits.Limiter
 
 	// Sleep and Rand replace the router's waits between retries and its
 	// randomness (load balancing, backoff jitter); nil means real ones.

@@ -196,29 +196,46 @@ func (c *call) routePlan() error {
 		// The deployment's config routes a request that names no routing
 		// of its own (API.md §6 Deployments).
 		if ref := c.g.opt.DeploymentConfig(c.p); ref != "" {
-			return c.useConfig(ref)
+			return c.useDeploymentConfig(ref)
 		}
 	}
 	rt := &route{target: &provider.Target{}, strict: true}
 	t := rt.target
-	switch {
+	var stored *auth.ResolvedProvider
+	switch name := strings.TrimSpace(header(h, hdrProvider)); {
 	case header(h, hdrVirtualKey) != "":
 		if err := c.useVirtualKey(t, header(h, hdrVirtualKey)); err != nil {
 			return err
 		}
-	case header(h, hdrProvider) != "":
-		t.Provider = strings.TrimSpace(header(h, hdrProvider))
+	case routing.IsStoredProvider(name):
+		// x-gateway-provider: @slug routes through a stored provider
+		// (providers.go); the client's Authorization is not used.
+		if stored, err = c.useStoredProvider(t, name, hdrProvider); err != nil {
+			return err
+		}
+	case name != "":
+		t.Provider = name
 		t.APIKey = bearer(h.Get("Authorization"))
 	default:
 		return httpx.BadRequest("missing_provider", hdrProvider,
 			"no provider routing: send x-gateway-virtual-key, x-gateway-provider with Authorization, or x-gateway-config")
 	}
 	c.hs.apply(rt)
+	if stored != nil {
+		if err := c.lockStoredTarget(t, stored, ""); err != nil {
+			return err
+		}
+	}
 	p, ok := c.g.providers.Lookup(t.Provider)
 	if !ok {
 		return httpx.BadRequest("unknown_provider", hdrProvider, "%v", c.g.providers.UnknownProviderError(t.Provider))
 	}
 	rt.provider = p
+	if stored != nil {
+		if err := c.admitStoredProvider(rt, stored); err != nil {
+			return err
+		}
+	}
 	c.direct = rt
 	return nil
 }
@@ -241,6 +258,22 @@ func (c *call) useConfig(v string) error {
 // useSaved routes with a saved config. A workspace key sees only its own
 // workspace's configs; another's is "not found", so ids do not leak.
 func (c *call) useSaved(slugOrID, param string) error {
+	return c.savedPlan(slugOrID, param, false)
+}
+
+// useDeploymentConfig routes with the config of the deployment this process
+// serves. An administrator chose it for every workspace the deployment
+// serves, so a saved one applies whichever workspace it was saved in.
+func (c *call) useDeploymentConfig(ref string) error {
+	if strings.HasPrefix(ref, "{") {
+		return c.useConfig(ref)
+	}
+	return c.savedPlan(ref, "deployment.config", true)
+}
+
+// savedPlan routes with a saved config; unless anyWorkspace, only one of
+// the key's own workspace (or any, for an organisation key).
+func (c *call) savedPlan(slugOrID, param string, anyWorkspace bool) error {
 	if c.g.configs == nil {
 		return routing.NotFound(slugOrID, param)
 	}
@@ -248,7 +281,7 @@ func (c *call) useSaved(slugOrID, param string) error {
 	if err != nil {
 		return err
 	}
-	if !c.p.IsOrganisationKey() && cfg.WorkspaceID != c.p.WorkspaceID {
+	if !anyWorkspace && !c.p.IsOrganisationKey() && cfg.WorkspaceID != c.p.WorkspaceID {
 		return routing.NotFound(slugOrID, param)
 	}
 	c.plan = plan
@@ -292,8 +325,14 @@ func (g *Gateway) knownProvider(slug string) bool {
 func (c *call) leafRoute(lt *routing.Target) (*route, error) {
 	rt := &route{target: &provider.Target{}, strict: true, path: lt.Path, overrides: lt.Overrides, firstToken: lt.FirstTokenTimeout}
 	t := rt.target
+	var stored *auth.ResolvedProvider
 	if lt.VirtualKey != "" {
 		if err := c.useVirtualKey(t, lt.VirtualKey); err != nil {
+			return nil, err
+		}
+	} else if routing.IsStoredProvider(lt.Provider) {
+		var err error
+		if stored, err = c.useStoredProvider(t, lt.Provider, lt.Path+".provider"); err != nil {
 			return nil, err
 		}
 	} else {
@@ -302,7 +341,7 @@ func (c *call) leafRoute(lt *routing.Target) (*route, error) {
 			t.APIKey = bearer(c.r.Header.Get("Authorization"))
 		}
 	}
-	if lt.CustomHost != "" {
+	if lt.CustomHost != "" && stored == nil {
 		t.CustomHost = lt.CustomHost
 	}
 	for k, v := range lt.Options {
@@ -316,11 +355,21 @@ func (c *call) leafRoute(lt *routing.Target) (*route, error) {
 		rt.strict = *lt.StrictOpenAI
 	}
 	c.hs.apply(rt)
+	if stored != nil {
+		if err := c.lockStoredTarget(t, stored, lt.CustomHost); err != nil {
+			return nil, err
+		}
+	}
 	p, ok := c.g.providers.Lookup(t.Provider)
 	if !ok {
 		return nil, httpx.BadRequest("unknown_provider", lt.Path+".provider", "%v", c.g.providers.UnknownProviderError(t.Provider))
 	}
 	rt.provider = p
+	if stored != nil {
+		if err := c.admitStoredProvider(rt, stored); err != nil {
+			return nil, err
+		}
+	}
 	return rt, nil
 }
 

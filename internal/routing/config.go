@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,6 +167,25 @@ type Problem struct {
 	Param   string `json:"param"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+}
+
+// StoredProviderPrefix starts a provider value that names a stored
+// provider of the workspace ("@openai-prod", API.md §6 "Integrations,
+// providers") instead of an adapter.
+const StoredProviderPrefix = "@"
+
+// storedProviderSlug is the form of a provider slug after the "@": the
+// control plane's slug rule (at most 255 characters).
+var storedProviderSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,254}$`)
+
+// IsStoredProvider reports whether a provider value names a stored
+// provider.
+func IsStoredProvider(provider string) bool { return strings.HasPrefix(provider, StoredProviderPrefix) }
+
+// ValidStoredProvider reports whether "@slug" is a well-formed reference.
+func ValidStoredProvider(provider string) bool {
+	slug, ok := strings.CutPrefix(provider, StoredProviderPrefix)
+	return ok && storedProviderSlug.MatchString(slug)
 }
 
 // ParseOptions tune validation.
@@ -477,9 +497,17 @@ func (d *decoder) level(data []byte, path string) *Config {
 		case "provider":
 			if s, ok := d.str(p, m.val); ok {
 				c.Provider = s
-				if s == "" {
+				switch {
+				case s == "":
 					d.add(p, CodeInvalidValue, "%s: must not be empty", p)
-				} else if d.known != nil && !d.known(s) {
+				case IsStoredProvider(s):
+					// A stored provider is looked up when the target is
+					// used (it may be created after the config is saved);
+					// here only its form is checked.
+					if !ValidStoredProvider(s) {
+						d.add(p, CodeInvalidValue, "%s: %q is not a provider reference: @ then lowercase letters, digits and dashes, at most 255", p, s)
+					}
+				case d.known != nil && !d.known(s):
 					d.add(p, CodeUnknownProvider, "%s: unknown provider %q", p, s)
 				}
 			}
