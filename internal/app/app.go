@@ -24,6 +24,7 @@ import (
 	"github.com/ai-gateway/gateway/internal/config"
 	"github.com/ai-gateway/gateway/internal/gateway"
 	"github.com/ai-gateway/gateway/internal/httpx"
+	"github.com/ai-gateway/gateway/internal/limits"
 	"github.com/ai-gateway/gateway/internal/metrics"
 	"github.com/ai-gateway/gateway/internal/provider"
 	"github.com/ai-gateway/gateway/internal/reqlog"
@@ -56,9 +57,20 @@ type App struct {
 	redisMu sync.Mutex
 	redis   rueidis.Client
 
+	// limiter counts rate limits (providers, integrations, deployments):
+	// in Redis when configured, else in process.
+	limiter limits.Limiter
+
+	// bus carries cache invalidations to the other gateway processes.
+	bus *bus
+
 	// sso serves /v1/auth/… (single sign-on and sessions) when OIDC is
 	// configured; nil otherwise.
 	sso http.Handler
+
+	// deployment is what --deployment names (deployment.go);
+	// nil when the process serves no deployment.
+	deployment *deployment
 }
 
 // New builds the gateway: opens and migrates the store, bootstraps the
@@ -115,24 +127,48 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	hc := provider.NewHTTPClient()
 	registry := provider.NewRegistry(providers(hc)...)
 	authn := auth.NewAuthenticator(st, cfg.KeyCacheTTL)
-	// #6 wiring: JWT verifier (authn.AddVerifier), SSO sessions (a.sso,
-	// authn.AddVerifier), deployment (gateway DeploymentConfig, middleware),
-	// integrations/providers, MCP: each helper adds its call here.
+	// fail undoes what New opened so far.
+	fail := func(err error) (*App, error) {
+		_ = a.writer.Close(ctx)
+		st.Close()
+		return nil, err
+	}
+	if cfg.OIDCIssuer != "" {
+		s, err := a.newSSO(box)
+		if err != nil {
+			return fail(err)
+		}
+		a.sso = s
+		authn.AddVerifier(s)
+	}
 	vks := auth.NewVirtualKeys(st, box, cfg.KeyCacheTTL)
+	provs := auth.NewProviders(st, box, cfg.KeyCacheTTL)
 	known := func(slug string) bool { _, ok := registry.Lookup(slug); return ok }
 	configs := routing.NewSavedConfigs(st, cfg.KeyCacheTTL, routing.ParseOptions{KnownProvider: known},
 		func(c *routing.StoredConfig) ([]byte, error) { return admin.OpenConfig(box, c) })
+	a.limiter = a.newLimiter()
+	if a.deployment, err = openDeployment(ctx, st, a.Bootstrap.OrganisationID, cfg.Deployment, box, a.limiter, log); err != nil {
+		return fail(err)
+	}
+	// Control-plane changes drop the data plane's cached copies in this
+	// process at once and, through Redis, in every other.
+	a.bus = newBus(log)
+	a.bus.handle(invalidateAPIKeys, func(string, string) { authn.Invalidate() })
 	breakers, connectRedis := a.newBreakers()
-	gw := gateway.New(registry, vks, a.writer, a.metrics, hc, log, gateway.Options{
+	gw := gateway.New(registry, vks, a.deployment.logs(a.writer), a.metrics, hc, log, gateway.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, LogBodies: cfg.LogBodies, LogBodyMaxBytes: cfg.LogBodyMaxBytes,
 		Configs: configs, Breakers: breakers, VirtualKeyProviders: st,
+		DeploymentConfig: a.deployment.configFunc(), Providers: provs, Limiter: a.limiter,
 	})
-	api := admin.New(admin.Deps{VirtualKeys: st, Logs: st, Box: box, Invalidate: vks, Providers: registry.Names(), Logger: log,
-		Configs: st, ConfigCache: configs,
-		Authenticator: authn, OnAuthFail: a.metrics.AuthFailed, Tenancy: st, APIKeys: st, Audit: st,
-		Features: cfg.Settings.Enabled, LogRetention: time.Duration(cfg.Settings.LogRetentionDays) * 24 * time.Hour,
+	api := admin.New(admin.Deps{VirtualKeys: st, Logs: st, Box: box, Providers: registry.Names(), Logger: log,
+		Configs: st, OnAuthFail: a.metrics.AuthFailed, Tenancy: st, APIKeys: st, Audit: st,
+		Invalidate:    a.bus.share(invalidateVirtualKeys, vks),
+		ConfigCache:   a.bus.share(invalidateConfigs, configs),
+		ProviderCache: a.bus.shareProviders(provs),
+		Authenticator: broadcastKeys{authn, a.bus},
+		Features:      cfg.Settings.Enabled, LogRetention: time.Duration(cfg.Settings.LogRetentionDays) * 24 * time.Hour,
 		OrganisationID: a.Bootstrap.OrganisationID,
-		// #6 wiring (helpers add their Deps fields here)
+		Integrations:   st, Deployments: st, MCP: st, MCPFetcher: newMCPFetcher(),
 	})
 	a.handler = a.routes(gw, api, authn)
 
@@ -140,6 +176,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.stopBackground = stop
 	a.background.Go(func() { a.replaySpilled(bg, spillDir) })
 	a.background.Go(func() { a.expireKeys(bg, authn) })
+	a.background.Go(func() { a.deployment.refresh(bg, cfg.KeyCacheTTL) })
+	a.background.Go(func() { a.bus.run(bg) })
+	// The JWKS refresh of JWT authentication ends with bg.
+	if err := a.startJWT(bg, authn); err != nil {
+		_ = a.Shutdown(ctx)
+		return nil, err
+	}
 	if connectRedis != nil {
 		a.background.Go(func() { connectRedis(bg) })
 	}
@@ -189,13 +232,13 @@ func (a *App) routes(gw *gateway.Gateway, api *admin.API, authn *auth.Authentica
 	pass := gw.PassThrough()
 	// The data plane authenticates here; the control plane in its own
 	// wrapper, which also audits authentication failures (admin.control).
-	dataPlane := authn.Middleware(func(*http.Request, error) { a.metrics.AuthFailed() })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	dataPlane := authn.Middleware(func(r *http.Request, err error) { a.metrics.AuthFailed(); a.auditJWTFailure(r, err) })(a.deployment.gate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h, pattern := data.Handler(r); pattern != "" {
 			h.ServeHTTP(w, r)
 			return
 		}
 		pass.ServeHTTP(w, r)
-	}))
+	})))
 	v1 := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if gateway.HasRouting(r) {
 			dataPlane.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/ai-gateway/gateway/internal/limits"
 	"github.com/ai-gateway/gateway/internal/routing"
 )
 
@@ -40,6 +41,10 @@ func (a *App) newBreakers() (b routing.Breakers, connect func(ctx context.Contex
 				a.redis = c
 				a.redisMu.Unlock()
 				rb.SetClient(c)
+				a.bus.setClient(c)
+				if rl, ok := a.limiter.(*limits.Redis); ok {
+					rl.SetClient(c)
+				}
 				return
 			}
 			if delay == time.Second {
@@ -55,6 +60,19 @@ func (a *App) newBreakers() (b routing.Breakers, connect func(ctx context.Contex
 	}
 	return rb, connect
 }
+
+// newLimiter returns the rate limiter: counters in Redis, shared by every
+// gateway process, when Redis is configured (connected by the same loop as
+// the circuit breakers), else in process.
+func (a *App) newLimiter() limits.Limiter {
+	if a.cfg.RedisURL == "" {
+		return limits.NewMemory(nil)
+	}
+	return limits.NewRedis(nil, rateLimitKeyPrefix, a.log)
+}
+
+// rateLimitKeyPrefix starts every rate-limit counter's Redis key.
+const rateLimitKeyPrefix = "gateway:ratelimit:"
 
 // closeRedis closes the Redis client, if one connected.
 func (a *App) closeRedis() {

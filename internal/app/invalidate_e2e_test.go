@@ -1,0 +1,66 @@
+package app_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ai-gateway/gateway/internal/config"
+)
+
+// TestInvalidationAcrossProcesses: two gateway processes over one database
+// and one Redis, with key caches that would otherwise live for an hour. A
+// key revoked through one process stops working on the other within about
+// a second, and so does a deleted virtual key.
+func TestInvalidationAcrossProcesses(t *testing.T) {
+	addr := os.Getenv("GATEWAY_TEST_REDIS_ADDR")
+	if addr == "" {
+		t.Skip("GATEWAY_TEST_REDIS_ADDR not set: skipping the cross-process invalidation test")
+	}
+	dir := t.TempDir()
+	shared := func(c *config.Config) {
+		c.DataDir, c.AdminAPIKey, c.RedisURL, c.KeyCacheTTL = dir, "gw-invalidation-test-admin-0123456789", "redis://"+addr, time.Hour
+	}
+	h1 := start(t, shared)
+	h2 := start(t, shared)
+	h2.up = h1.up // one fake upstream for both
+
+	// revokedOnOther creates something through h1, uses it through h2 (so
+	// h2 caches it), removes it through h1, and reports whether h2 refuses
+	// it within two seconds. The processes subscribe in the background, so
+	// the first rounds may be lost; a later round must succeed.
+	within := func(name string, round func() (use func() int, remove func())) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			use, remove := round()
+			if st := use(); st != 200 {
+				t.Fatalf("%s: before removal: %d", name, st)
+			}
+			remove()
+			until := time.Now().Add(2 * time.Second)
+			for time.Now().Before(until) {
+				if use() == 401 {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		t.Fatalf("%s: process 2 kept accepting what process 1 removed", name)
+	}
+
+	within("API key", func() (func() int, func()) {
+		raw, id := h1.newKey(h1.key, "organisation", "service", nil)
+		return func() int { return h2.chat(raw) }, func() { h1.must(h1.key, "DELETE", "/v1/api-keys/"+id, nil) }
+	})
+	within("virtual key", func() (func() int, func()) {
+		ws := h1.must(h1.key, "GET", "/v1/admin/workspaces", nil)["data"].([]any)[0].(map[string]any)["id"].(string)
+		slug := h1.newVirtualKey(ws)
+		use := func() int {
+			hdr := map[string]string{"x-gateway-api-key": h2.key, "x-gateway-virtual-key": slug, "x-gateway-custom-host": h1.up.BaseURL()}
+			resp, _ := h2.do("POST", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, hdr)
+			return resp.StatusCode
+		}
+		return use, func() { h1.must(h1.key, "DELETE", "/v1/virtual-keys/"+slug, nil) }
+	})
+}
