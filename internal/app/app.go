@@ -127,6 +127,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	hc := provider.NewHTTPClient()
 	registry := provider.NewRegistry(providers(hc)...)
 	authn := auth.NewAuthenticator(st, cfg.KeyCacheTTL)
+	// Control-plane changes drop the data plane's cached copies in this
+	// process at once and, through Redis, in every other.
+	a.bus = newBus(log)
+	a.bus.handle(invalidateAPIKeys, func(string, string) { authn.Invalidate() })
 	// fail undoes what New opened so far.
 	fail := func(err error) (*App, error) {
 		_ = a.writer.Close(ctx)
@@ -150,10 +154,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if a.deployment, err = openDeployment(ctx, st, a.Bootstrap.OrganisationID, cfg.Deployment, box, a.limiter, log); err != nil {
 		return fail(err)
 	}
-	// Control-plane changes drop the data plane's cached copies in this
-	// process at once and, through Redis, in every other.
-	a.bus = newBus(log)
-	a.bus.handle(invalidateAPIKeys, func(string, string) { authn.Invalidate() })
 	breakers, connectRedis := a.newBreakers()
 	gw := gateway.New(registry, vks, a.deployment.logs(a.writer), a.metrics, hc, log, gateway.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, LogBodies: cfg.LogBodies, LogBodyMaxBytes: cfg.LogBodyMaxBytes,

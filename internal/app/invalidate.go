@@ -25,6 +25,7 @@ const (
 	invalidateConfigs     = "configs"      // one saved config by slug or id
 	invalidateProviders   = "providers"    // one workspace provider by slug or id
 	invalidateIntegration = "integrations" // every provider using one integration
+	invalidateSessions    = "sessions"     // one SSO session by token hash (logout)
 )
 
 // invalidation is one message on the channel.

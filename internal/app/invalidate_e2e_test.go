@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"net/http"
 	"os"
 	"testing"
 	"time"
@@ -63,4 +64,45 @@ func TestInvalidationAcrossProcesses(t *testing.T) {
 		}
 		return use, func() { h1.must(h1.key, "DELETE", "/v1/virtual-keys/"+slug, nil) }
 	})
+}
+
+// TestLogoutAcrossProcesses: a console session logged out through one
+// gateway process stops working on another that had it cached.
+func TestLogoutAcrossProcesses(t *testing.T) {
+	addr := os.Getenv("GATEWAY_TEST_REDIS_ADDR")
+	if addr == "" {
+		t.Skip("GATEWAY_TEST_REDIS_ADDR not set: skipping the cross-process logout test")
+	}
+	dir := t.TempDir()
+	shared := func(c *config.Config) {
+		c.DataDir, c.AdminAPIKey, c.RedisURL, c.KeyCacheTTL = dir, "gw-invalidation-test-admin-0123456789", "redis://"+addr, time.Hour
+	}
+	idp := newFakeIDP(t)
+	h1 := startSSO(t, idp, "reject", shared)
+	h2 := startSSO(t, idp, "reject", shared)
+	h1.key = "gw-invalidation-test-admin-0123456789"
+	h1.addUser("boss@example.com", "owner", nil)
+	idp.as("boss@example.com")
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		b := newBrowser(t, h1)
+		if resp, body := b.login(""); resp.StatusCode != http.StatusFound {
+			t.Fatalf("login: %d %s", resp.StatusCode, body)
+		}
+		token := b.sessionCookie()
+		if status, m := h2.call(token, "GET", "/v1/admin/users", nil); status != 200 {
+			t.Fatalf("session on process 2: %d %v", status, m)
+		}
+		if resp, body := b.send("POST", h1.base+"/v1/auth/logout"); resp.StatusCode != 200 {
+			t.Fatalf("logout: %d %s", resp.StatusCode, body)
+		}
+		until := time.Now().Add(2 * time.Second)
+		for time.Now().Before(until) {
+			if status, _ := h2.call(token, "GET", "/v1/admin/users", nil); status == 401 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Fatal("process 2 kept accepting a session logged out through process 1")
 }

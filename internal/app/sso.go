@@ -30,10 +30,12 @@ func (a *App) newSSO(box *secret.Box) (*sso.Service, error) {
 		RedirectURL: redirect, Provisioning: a.cfg.SSOProvisioning, OrganisationID: a.Bootstrap.OrganisationID,
 		SessionTTL: a.cfg.SessionTTL, CacheTTL: a.cfg.KeyCacheTTL, AuditEnabled: a.cfg.Settings.Enabled(admin.FeatureAuditLogs),
 		Store: ssoStore{a.store}, Sealer: box, Logger: a.log,
+		OnRevoke: func(hash string) { a.bus.publish(invalidateSessions, "", hash) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("single sign-on: %w", err)
 	}
+	a.bus.handle(invalidateSessions, func(_, hash string) { s.Forget(hash) })
 	return s, nil
 }
 

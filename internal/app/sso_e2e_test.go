@@ -197,7 +197,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // startSSO starts a gateway whose single sign-on trusts idp. The listener
 // is bound first so that the default redirect URL (derived from addr) is
 // the real one.
-func startSSO(t *testing.T, idp *fakeIDP, provisioning string) *harness {
+func startSSO(t *testing.T, idp *fakeIDP, provisioning string, mutate ...func(*config.Config)) *harness {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -208,6 +208,9 @@ func startSSO(t *testing.T, idp *fakeIDP, provisioning string) *harness {
 	cfg.Addr = ln.Addr().String()
 	cfg.OIDCIssuer, cfg.OIDCClientID, cfg.OIDCClientSecret = idp.srv.URL, idp.client, idp.secret
 	cfg.SSOProvisioning = provisioning
+	for _, m := range mutate {
+		m(&cfg)
+	}
 	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		ln.Close()

@@ -180,6 +180,14 @@ func (s *Service) current(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// Forget drops the cached verification of the session whose token hash is
+// tokenHash (revoked, possibly by another gateway process).
+func (s *Service) Forget(tokenHash string) {
+	s.mu.Lock()
+	delete(s.cache, tokenHash)
+	s.mu.Unlock()
+}
+
 // logout answers POST /v1/auth/logout: the session is revoked and the
 // cookie cleared. The cookie is cleared even when the session was already
 // invalid.
@@ -198,9 +206,10 @@ func (s *Service) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := s.o.Store.RevokeSession(r.Context(), v.session.ID, start); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	delete(s.cache, hash)
-	s.mu.Unlock()
+	s.Forget(hash)
+	if s.o.OnRevoke != nil {
+		s.o.OnRevoke(hash)
+	}
 	s.record(r, start, event{action: "auth.logout", orgID: v.user.OrganisationID, userID: v.user.ID, sessionID: v.session.ID, status: http.StatusOK})
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"id": v.session.ID, "object": "session", "deleted": true})
 	return nil

@@ -104,6 +104,9 @@ type Options struct {
 	Logger *slog.Logger
 	// HTTPClient calls the issuer; nil: a client with a 10 s timeout.
 	HTTPClient *http.Client
+	// OnRevoke, if set, is told the token hash of each session revoked
+	// here, so that other gateway processes can Forget it at once.
+	OnRevoke func(tokenHash string)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 }
