@@ -143,6 +143,17 @@ type list[T any] struct {
 	Data   []T    `json:"data"`
 }
 
+// writeList answers 200 with the list envelope of items, each shown by
+// view, and total (the count across every page).
+func writeList[T, V any](w http.ResponseWriter, total int, items []T, view func(T) V) error {
+	out := list[V]{Object: "list", Total: total, Data: make([]V, 0, len(items))}
+	for _, it := range items {
+		out.Data = append(out.Data, view(it))
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
 type deleted struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`

@@ -399,12 +399,7 @@ func (a *API) listIntegrations(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[integrationView]{Object: "list", Total: total, Data: make([]integrationView, 0, len(ins))}
-	for _, in := range ins {
-		out.Data = append(out.Data, integrationOut(in))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, ins, integrationOut)
 }
 
 func (a *API) updateIntegration(w http.ResponseWriter, r *http.Request) error {
@@ -777,12 +772,7 @@ func (a *API) listProviders(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[providerView]{Object: "list", Total: total, Data: make([]providerView, 0, len(ps))}
-	for _, p := range ps {
-		out.Data = append(out.Data, providerOut(p))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, ps, providerOut)
 }
 
 func (a *API) updateProvider(w http.ResponseWriter, r *http.Request) error {

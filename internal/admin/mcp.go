@@ -382,12 +382,7 @@ func (a *API) listMCPIntegrations(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	out := list[mcpIntegrationView]{Object: "list", Total: total, Data: make([]mcpIntegrationView, 0, len(list0))}
-	for _, i := range list0 {
-		out.Data = append(out.Data, mcpIntegrationOut(i))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, list0, mcpIntegrationOut)
 }
 
 func (a *API) updateMCPIntegration(w http.ResponseWriter, r *http.Request) error {
@@ -555,12 +550,7 @@ func (a *API) listMCPServers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[mcpServerView]{Object: "list", Total: total, Data: make([]mcpServerView, 0, len(servers))}
-	for _, s := range servers {
-		out.Data = append(out.Data, mcpServerOut(s))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, servers, mcpServerOut)
 }
 
 func (a *API) updateMCPServer(w http.ResponseWriter, r *http.Request) error {

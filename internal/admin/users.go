@@ -35,12 +35,7 @@ func (a *API) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[userView]{Object: "list", Total: total, Data: make([]userView, 0, len(users))}
-	for _, u := range users {
-		out.Data = append(out.Data, viewUser(u))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, users, viewUser)
 }
 
 func (a *API) getUser(w http.ResponseWriter, r *http.Request) error {
@@ -194,12 +189,7 @@ func (a *API) listInvites(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[inviteView]{Object: "list", Total: total, Data: make([]inviteView, 0, len(invs))}
-	for _, i := range invs {
-		out.Data = append(out.Data, a.viewInvite(i))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, invs, a.viewInvite)
 }
 
 func (a *API) getInvite(w http.ResponseWriter, r *http.Request) error {

@@ -276,12 +276,7 @@ func (a *API) listVirtualKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[virtualKeyView]{Object: "list", Total: total, Data: make([]virtualKeyView, 0, len(vks))}
-	for _, vk := range vks {
-		out.Data = append(out.Data, view(vk))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, vks, view)
 }
 
 func (a *API) updateVirtualKey(w http.ResponseWriter, r *http.Request) error {

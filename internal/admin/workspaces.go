@@ -553,12 +553,7 @@ func (a *API) listMembers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[memberView]{Object: "list", Total: total, Data: make([]memberView, 0, len(ms))}
-	for _, m := range ms {
-		out.Data = append(out.Data, viewMember(m))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeList(w, total, ms, viewMember)
 }
 
 func (a *API) getMember(w http.ResponseWriter, r *http.Request) error {

@@ -85,13 +85,9 @@ func (s *Store) ListAPIKeys(ctx context.Context, f auth.APIKeyFilter) ([]*auth.A
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list api keys: %w", err)
 	}
-	out := make([]*auth.APIKey, 0, len(rows))
-	for i := range rows {
-		k, err := rows[i].apiKey()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list api keys: %w", err)
-		}
-		out = append(out, k)
+	out, err := convertRows(rows, (*apiKeyRow).apiKey)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list api keys: %w", err)
 	}
 	return out, total, nil
 }

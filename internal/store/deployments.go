@@ -145,13 +145,9 @@ func (s *Store) ListDeployments(ctx context.Context, organisationID string, f re
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list deployments: %w", err)
 	}
-	out := make([]*registry.Deployment, 0, len(rows))
-	for i := range rows {
-		d, err := rows[i].deployment()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list deployments: %w", err)
-		}
-		out = append(out, d)
+	out, err := convertRows(rows, (*deploymentRow).deployment)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list deployments: %w", err)
 	}
 	return out, total, nil
 }

@@ -596,13 +596,9 @@ func (s *Store) ListProviders(ctx context.Context, f registry.Filter) ([]*regist
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list providers: %w", err)
 	}
-	out := make([]*registry.Provider, 0, len(rows))
-	for i := range rows {
-		p, err := rows[i].provider()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list providers: %w", err)
-		}
-		out = append(out, p)
+	out, err := convertRows(rows, (*providerRow).provider)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list providers: %w", err)
 	}
 	return out, total, nil
 }

@@ -144,13 +144,9 @@ func (s *Store) ListInvites(ctx context.Context, organisationID string, f tenanc
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list invites: %w", err)
 	}
-	out := make([]*tenancy.Invite, 0, len(rows))
-	for i := range rows {
-		inv, err := rows[i].invite()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list invites: %w", err)
-		}
-		out = append(out, inv)
+	out, err := convertRows(rows, (*inviteRow).invite)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list invites: %w", err)
 	}
 	return out, total, nil
 }

@@ -475,13 +475,9 @@ func (s *Store) ListLogs(ctx context.Context, f reqlog.Filter) ([]*reqlog.Record
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list logs: %w", err)
 	}
-	out := make([]*reqlog.Record, 0, len(rows))
-	for i := range rows {
-		rec, err := rows[i].record()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list logs: %w", err)
-		}
-		out = append(out, rec)
+	out, err := convertRows(rows, (*logRow).record)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list logs: %w", err)
 	}
 	return out, total, nil
 }

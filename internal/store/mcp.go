@@ -259,13 +259,9 @@ func (s *Store) ListMCPIntegrations(ctx context.Context, organisationID, workspa
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list MCP integrations: %w", err)
 	}
-	out := make([]*registry.MCPIntegration, 0, len(rows))
-	for k := range rows {
-		i, err := rows[k].integration()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list MCP integrations: %w", err)
-		}
-		out = append(out, i)
+	out, err := convertRows(rows, (*mcpIntegrationRow).integration)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list MCP integrations: %w", err)
 	}
 	return out, total, nil
 }
@@ -429,13 +425,9 @@ func (s *Store) ListMCPServers(ctx context.Context, organisationID, workspaceID 
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list MCP servers: %w", err)
 	}
-	out := make([]*registry.MCPServer, 0, len(rows))
-	for k := range rows {
-		v, err := rows[k].server()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list MCP servers: %w", err)
-		}
-		out = append(out, v)
+	out, err := convertRows(rows, (*mcpServerRow).server)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list MCP servers: %w", err)
 	}
 	return out, total, nil
 }

@@ -51,3 +51,17 @@ func selectPage[R any](ctx context.Context, s *Store, rows *[]R, table, columns,
 		ORDER BY `+order+` LIMIT ? OFFSET ?`), append(args, limit, offset)...)
 	return total, err
 }
+
+// convertRows turns scanned rows into records with conv, stopping at the
+// first row that does not convert.
+func convertRows[R, T any](rows []R, conv func(*R) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(rows))
+	for i := range rows {
+		v, err := conv(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -206,13 +206,9 @@ func (s *Store) ListVirtualKeys(ctx context.Context, organisationID, workspaceID
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list virtual keys: %w", err)
 	}
-	out := make([]*auth.VirtualKey, 0, len(rows))
-	for i := range rows {
-		v, err := rows[i].virtualKey()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list virtual keys: %w", err)
-		}
-		out = append(out, v)
+	out, err := convertRows(rows, (*virtualKeyRow).virtualKey)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list virtual keys: %w", err)
 	}
 	return out, total, nil
 }

@@ -164,13 +164,9 @@ func (s *Store) ListWorkspaces(ctx context.Context, organisationID, only string,
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list workspaces: %w", err)
 	}
-	out := make([]*tenancy.Workspace, 0, len(rows))
-	for i := range rows {
-		w, err := rows[i].workspace()
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list workspaces: %w", err)
-		}
-		out = append(out, w)
+	out, err := convertRows(rows, (*workspaceRow).workspace)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list workspaces: %w", err)
 	}
 	return out, total, nil
 }
