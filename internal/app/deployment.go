@@ -143,7 +143,7 @@ func (d *deployment) gate(next http.Handler) http.Handler {
 			return
 		}
 		if len(st.rules) > 0 {
-			dec, err := d.limiter.Allow(r.Context(), st.key, st.rules)
+			dec, err := d.limiter.Allow(r.Context(), limits.Counter{Key: st.key, Rules: st.rules})
 			switch {
 			case err != nil:
 				// Failing open: an unreachable limiter must not stop
@@ -193,7 +193,7 @@ func (q deploymentLogs) Enqueue(rec *reqlog.Record) error {
 	st := q.d.cur.Load()
 	if n := int64(rec.Usage.TotalTokens); st.tokens && n > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if err := q.d.limiter.AddTokens(ctx, st.key, st.rules, n); err != nil {
+		if err := q.d.limiter.AddTokens(ctx, n, limits.Counter{Key: st.key, Rules: st.rules}); err != nil {
 			q.d.log.Warn("counting tokens against the deployment's limits failed", "deployment", st.d.Slug, "err", err)
 		}
 		cancel()

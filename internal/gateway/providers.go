@@ -127,16 +127,21 @@ func (c *call) admitStoredProvider(rt *route, rp *auth.ResolvedProvider) error {
 		return nil
 	}
 	counters := rateCounters(rp)
-	for _, rc := range counters {
-		d, err := lim.Allow(c.r.Context(), rc.key, rc.rules)
-		if err != nil {
+	if len(counters) > 0 {
+		// One call for both counters: a request the integration refuses
+		// does not use the provider's budget, nor the reverse.
+		d, err := lim.Allow(c.r.Context(), limitCounters(counters)...)
+		switch {
+		case err != nil:
 			// A limiter that cannot count degrades limits, never requests.
-			c.g.log.Warn("rate limit not checked", "request_id", c.rec.ID, "key", rc.key, "err", err)
-			continue
-		}
-		if !d.Allowed {
+			c.g.log.Warn("rate limit not checked", "request_id", c.rec.ID, "provider", "@"+rp.Slug, "err", err)
+		case !d.Allowed:
 			he := limits.TooMany(d)
-			he.Message = rc.what + ": " + he.Message
+			for _, rc := range counters {
+				if rc.key == d.Key {
+					he.Message = rc.what + ": " + he.Message
+				}
+			}
 			return he
 		}
 	}
@@ -178,6 +183,15 @@ func rateCounters(rp *auth.ResolvedProvider) []rateCounter {
 	}
 	if len(rp.IntegrationRateLimits) > 0 {
 		out = append(out, rateCounter{key: "integration:" + rp.Integration.ID, what: "integration " + rp.Integration.Slug, rules: toRules(rp.IntegrationRateLimits)})
+	}
+	return out
+}
+
+// limitCounters are the limiter's form of counters.
+func limitCounters(counters []rateCounter) []limits.Counter {
+	out := make([]limits.Counter, len(counters))
+	for i, rc := range counters {
+		out[i] = limits.Counter{Key: rc.key, Rules: rc.rules}
 	}
 	return out
 }
@@ -226,10 +240,8 @@ func (m *tokenMeter) add(n int) {
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, 2*time.Second)
 	defer cancel()
-	for _, rc := range m.counters {
-		if err := m.lim.AddTokens(ctx, rc.key, rc.rules, int64(n)); err != nil {
-			m.log(err)
-		}
+	if err := m.lim.AddTokens(ctx, int64(n), limitCounters(m.counters)...); err != nil {
+		m.log(err)
 	}
 }
 

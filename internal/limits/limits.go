@@ -8,6 +8,7 @@ package limits
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -41,23 +42,54 @@ func (r Rule) Window() time.Duration {
 	return 0
 }
 
+// Counter is the rules counted under one key, for example a provider's
+// ("provider:<id>") or a deployment's.
+type Counter struct {
+	Key   string
+	Rules []Rule
+}
+
 // Decision is the outcome of Allow: whether the request may proceed and,
-// for the tightest rule, the figures of the x-ratelimit-* headers.
+// for the tightest rule (the refusing one when refused), the figures of
+// the x-ratelimit-* headers.
 type Decision struct {
-	Allowed   bool
+	Allowed bool
+	// Key is the counter of Rule.
+	Key       string
 	Rule      Rule
 	Remaining int64
-	// Reset is how long until the tightest rule's window ends.
+	// Reset is how long until the rule's window ends.
 	Reset time.Duration
 }
 
-// Limiter counts against rate limits. Keys are the caller's (for example
-// "provider:<id>"); each rule of a key is counted separately.
+// Limiter counts against rate limits. Each rule of each counter has its
+// own count.
 type Limiter interface {
-	// Allow counts one request against key's requests rules and checks its
-	// tokens rules (tokens used so far in the window below the limit). A
-	// refused request is not counted.
-	Allow(ctx context.Context, key string, rules []Rule) (Decision, error)
-	// AddTokens adds n used tokens to key's tokens rules.
-	AddTokens(ctx context.Context, key string, rules []Rule, n int64) error
+	// Allow counts one request against every counter's requests rules and
+	// checks their tokens rules (tokens used so far in the window below
+	// the limit), all or nothing: a request refused by any rule is counted
+	// by none, so one limit cannot use up another's budget.
+	Allow(ctx context.Context, counters ...Counter) (Decision, error)
+	// AddTokens adds n used tokens to every counter's tokens rules.
+	AddTokens(ctx context.Context, n int64, counters ...Counter) error
+}
+
+// slot is one rule of one counter.
+type slot struct {
+	key  string
+	rule Rule
+}
+
+// slots flattens counters, checking each rule.
+func slots(counters []Counter) ([]slot, error) {
+	var out []slot
+	for _, c := range counters {
+		for _, r := range c.Rules {
+			if r.Window() == 0 || r.Value <= 0 || (r.Type != TypeRequests && r.Type != TypeTokens) {
+				return nil, fmt.Errorf("limits: invalid rule %+v of %q", r, c.Key)
+			}
+			out = append(out, slot{c.Key, r})
+		}
+	}
+	return out, nil
 }

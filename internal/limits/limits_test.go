@@ -33,7 +33,7 @@ func contract(t *testing.T, l Limiter, advance func(time.Duration)) {
 	t.Run("requests", func(t *testing.T) {
 		rules := []Rule{{Type: TypeRequests, Unit: UnitMinute, Value: 3}}
 		for i := range 3 {
-			d, err := l.Allow(ctx, "req", rules)
+			d, err := l.Allow(ctx, Counter{"req", rules})
 			if err != nil || !d.Allowed {
 				t.Fatalf("request %d: %+v, %v", i+1, d, err)
 			}
@@ -41,7 +41,7 @@ func contract(t *testing.T, l Limiter, advance func(time.Duration)) {
 				t.Errorf("request %d: remaining %d, want %d", i+1, d.Remaining, 2-i)
 			}
 		}
-		d, err := l.Allow(ctx, "req", rules)
+		d, err := l.Allow(ctx, Counter{"req", rules})
 		if err != nil || d.Allowed {
 			t.Fatalf("4th request: %+v, %v; want refused", d, err)
 		}
@@ -49,57 +49,77 @@ func contract(t *testing.T, l Limiter, advance func(time.Duration)) {
 			t.Errorf("reset %v, want within the minute", d.Reset)
 		}
 		// Another key has its own counter.
-		if d, _ := l.Allow(ctx, "other", rules); !d.Allowed {
+		if d, _ := l.Allow(ctx, Counter{"other", rules}); !d.Allowed {
 			t.Error("another key was refused")
 		}
 		advance(time.Minute)
-		if d, _ := l.Allow(ctx, "req", rules); !d.Allowed {
+		if d, _ := l.Allow(ctx, Counter{"req", rules}); !d.Allowed {
 			t.Error("refused in the next window")
 		}
 	})
 	t.Run("tokens", func(t *testing.T) {
 		rules := []Rule{{Type: TypeRequests, Unit: UnitHour, Value: 100}, {Type: TypeTokens, Unit: UnitMinute, Value: 50}}
-		if d, _ := l.Allow(ctx, "tok", rules); !d.Allowed {
+		if d, _ := l.Allow(ctx, Counter{"tok", rules}); !d.Allowed {
 			t.Fatal("first request refused")
 		}
-		if err := l.AddTokens(ctx, "tok", rules, 49); err != nil {
+		if err := l.AddTokens(ctx, 49, Counter{"tok", rules}); err != nil {
 			t.Fatal(err)
 		}
-		d, _ := l.Allow(ctx, "tok", rules)
+		d, _ := l.Allow(ctx, Counter{"tok", rules})
 		if !d.Allowed || d.Rule.Type != TypeTokens || d.Remaining != 1 {
 			t.Fatalf("with 1 token left: %+v", d)
 		}
-		_ = l.AddTokens(ctx, "tok", rules, 1)
-		d, _ = l.Allow(ctx, "tok", rules)
+		_ = l.AddTokens(ctx, 1, Counter{"tok", rules})
+		d, _ = l.Allow(ctx, Counter{"tok", rules})
 		if d.Allowed || d.Rule.Type != TypeTokens {
 			t.Fatalf("with no token left: %+v", d)
 		}
 		advance(time.Minute)
-		if d, _ := l.Allow(ctx, "tok", rules); !d.Allowed {
+		if d, _ := l.Allow(ctx, Counter{"tok", rules}); !d.Allowed {
 			t.Fatalf("next minute: %+v", d)
 		}
 	})
 	t.Run("refused requests are not counted", func(t *testing.T) {
 		rules := []Rule{{Type: TypeRequests, Unit: UnitDay, Value: 1}, {Type: TypeRequests, Unit: UnitMinute, Value: 5}}
-		l.Allow(ctx, "both", rules)
+		l.Allow(ctx, Counter{"both", rules})
 		for range 3 {
-			if d, _ := l.Allow(ctx, "both", rules); d.Allowed || d.Rule.Unit != UnitDay {
+			if d, _ := l.Allow(ctx, Counter{"both", rules}); d.Allowed || d.Rule.Unit != UnitDay {
 				t.Fatalf("want the day rule to refuse: %+v", d)
 			}
 		}
 		// The minute rule counted only the one allowed request: 4 left.
-		d, _ := l.Allow(ctx, "both", []Rule{{Type: TypeRequests, Unit: UnitMinute, Value: 5}})
+		d, _ := l.Allow(ctx, Counter{"both", []Rule{{Type: TypeRequests, Unit: UnitMinute, Value: 5}}})
 		if !d.Allowed || d.Remaining != 3 {
 			t.Fatalf("minute rule: %+v, want allowed with 3 left", d)
 		}
 	})
+	t.Run("counters are all or nothing", func(t *testing.T) {
+		// A provider allowing 10 a day behind an integration allowing 2:
+		// requests the integration refuses do not use the provider's budget.
+		prov := Counter{"provider:p", []Rule{{Type: TypeRequests, Unit: UnitDay, Value: 10}}}
+		integ := Counter{"integration:i", []Rule{{Type: TypeRequests, Unit: UnitDay, Value: 2}}}
+		for range 2 {
+			if d, _ := l.Allow(ctx, prov, integ); !d.Allowed {
+				t.Fatalf("within both limits: %+v", d)
+			}
+		}
+		for range 5 {
+			if d, _ := l.Allow(ctx, prov, integ); d.Allowed || d.Key != "integration:i" {
+				t.Fatalf("want the integration to refuse: %+v", d)
+			}
+		}
+		d, _ := l.Allow(ctx, prov)
+		if !d.Allowed || d.Key != "provider:p" || d.Remaining != 7 {
+			t.Fatalf("provider alone: %+v, want allowed with 7 left", d)
+		}
+	})
 	t.Run("no rules", func(t *testing.T) {
-		if d, err := l.Allow(ctx, "none", nil); err != nil || !d.Allowed {
+		if d, err := l.Allow(ctx, Counter{"none", nil}); err != nil || !d.Allowed {
 			t.Fatalf("%+v %v", d, err)
 		}
 	})
 	t.Run("invalid rule", func(t *testing.T) {
-		if _, err := l.Allow(ctx, "bad", []Rule{{Type: TypeRequests, Unit: "rpw", Value: 1}}); err == nil {
+		if _, err := l.Allow(ctx, Counter{"bad", []Rule{{Type: TypeRequests, Unit: "rpw", Value: 1}}}); err == nil {
 			t.Fatal("want an error for an unknown unit")
 		}
 	})
@@ -154,7 +174,7 @@ func TestRedisSharedAcrossProcesses(t *testing.T) {
 			l = b
 		}
 		wg.Go(func() {
-			d, err := l.Allow(context.Background(), "shared", rules)
+			d, err := l.Allow(context.Background(), Counter{"shared", rules})
 			if err != nil {
 				t.Error(err)
 			}
@@ -176,10 +196,10 @@ func TestRedisSharedAcrossProcesses(t *testing.T) {
 func TestRedisFallback(t *testing.T) {
 	l := NewRedis(nil, "x:", nil)
 	rules := []Rule{{Type: TypeRequests, Unit: UnitMinute, Value: 1}}
-	if d, err := l.Allow(context.Background(), "k", rules); err != nil || !d.Allowed {
+	if d, err := l.Allow(context.Background(), Counter{"k", rules}); err != nil || !d.Allowed {
 		t.Fatalf("%+v %v", d, err)
 	}
-	if d, _ := l.Allow(context.Background(), "k", rules); d.Allowed {
+	if d, _ := l.Allow(context.Background(), Counter{"k", rules}); d.Allowed {
 		t.Fatal("fallback does not count")
 	}
 }

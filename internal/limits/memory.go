@@ -36,14 +36,14 @@ func NewMemory(now func() time.Time) *Memory {
 	return &Memory{now: now, windows: make(map[string]*window)}
 }
 
-// counterKey names the counter of one rule of key.
-func counterKey(key string, r Rule) string { return key + "\x00" + r.Type + "\x00" + r.Unit }
+// counterKey names the count of one rule of key.
+func counterKey(sl slot) string { return sl.key + "\x00" + sl.rule.Type + "\x00" + sl.rule.Unit }
 
-// current returns the rule's window as of now, starting a fresh one when
+// current returns the slot's window as of now, starting a fresh one when
 // the last has ended. Callers hold m.mu.
-func (m *Memory) current(key string, r Rule, now time.Time) *window {
-	ck := counterKey(key, r)
-	start := now.Truncate(r.Window())
+func (m *Memory) current(sl slot, now time.Time) *window {
+	ck := counterKey(sl)
+	start := now.Truncate(sl.rule.Window())
 	w := m.windows[ck]
 	if w == nil || !w.start.Equal(start) {
 		w = &window{start: start}
@@ -53,26 +53,24 @@ func (m *Memory) current(key string, r Rule, now time.Time) *window {
 }
 
 // Allow implements Limiter.
-func (m *Memory) Allow(_ context.Context, key string, rules []Rule) (Decision, error) {
-	if len(rules) == 0 {
-		return Decision{Allowed: true, Remaining: -1}, nil
+func (m *Memory) Allow(_ context.Context, counters ...Counter) (Decision, error) {
+	sls, err := slots(counters)
+	if err != nil || len(sls) == 0 {
+		return Decision{Allowed: true, Remaining: -1}, err
 	}
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gc(now)
-	counts := make([]int64, len(rules))
-	for i, r := range rules {
-		if r.Window() == 0 || r.Value <= 0 {
-			return Decision{}, fmt.Errorf("limits: invalid rule %+v", r)
-		}
-		counts[i] = m.current(key, r, now).count
+	used := make([]int64, len(sls))
+	for i, sl := range sls {
+		used[i] = m.current(sl, now).count
 	}
-	d := decide(rules, counts, now)
+	d := decide(sls, used, now)
 	if d.Allowed {
-		for _, r := range rules {
-			if r.Type == TypeRequests {
-				m.current(key, r, now).count++
+		for _, sl := range sls {
+			if sl.rule.Type == TypeRequests {
+				m.current(sl, now).count++
 			}
 		}
 	}
@@ -80,16 +78,17 @@ func (m *Memory) Allow(_ context.Context, key string, rules []Rule) (Decision, e
 }
 
 // AddTokens implements Limiter.
-func (m *Memory) AddTokens(_ context.Context, key string, rules []Rule, n int64) error {
-	if n <= 0 {
-		return nil
+func (m *Memory) AddTokens(_ context.Context, n int64, counters ...Counter) error {
+	sls, err := slots(counters)
+	if err != nil || n <= 0 {
+		return err
 	}
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, r := range rules {
-		if r.Type == TypeTokens && r.Window() > 0 {
-			m.current(key, r, now).count += n
+	for _, sl := range sls {
+		if sl.rule.Type == TypeTokens {
+			m.current(sl, now).count += n
 		}
 	}
 	return nil
@@ -109,12 +108,14 @@ func (m *Memory) gc(now time.Time) {
 	}
 }
 
-// decide judges rules given what each has used so far in its window: a
+// decide judges slots given what each has used so far in its window: a
 // requests rule allows while one more request fits, a tokens rule while
-// some budget is left. The decision reports the rule with the least room.
-func decide(rules []Rule, used []int64, now time.Time) Decision {
+// some budget is left. The decision reports the rule with the least room,
+// or, when refused, the refusing rule that frees up last.
+func decide(sls []slot, used []int64, now time.Time) Decision {
 	d := Decision{Allowed: true, Remaining: -1}
-	for i, r := range rules {
+	for i, sl := range sls {
+		r := sl.rule
 		remaining := r.Value - used[i]
 		refused := remaining <= 0 // a tokens rule with nothing left
 		if r.Type == TypeRequests {
@@ -125,11 +126,10 @@ func decide(rules []Rule, used []int64, now time.Time) Decision {
 		switch {
 		case refused:
 			if d.Allowed || reset > d.Reset {
-				// Refused: report the rule that frees up last.
-				d = Decision{Allowed: false, Rule: r, Remaining: 0, Reset: reset}
+				d = Decision{Allowed: false, Key: sl.key, Rule: r, Remaining: 0, Reset: reset}
 			}
 		case d.Allowed && (d.Remaining < 0 || remaining < d.Remaining):
-			d = Decision{Allowed: true, Rule: r, Remaining: remaining, Reset: reset}
+			d = Decision{Allowed: true, Key: sl.key, Rule: r, Remaining: remaining, Reset: reset}
 		}
 	}
 	return d

@@ -3,7 +3,6 @@ package limits
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -88,65 +87,64 @@ end
 return 0
 `)
 
-// redisKey names a rule's counter for the window containing now.
-func (l *Redis) redisKey(key string, r Rule, now time.Time) string {
-	start := now.Truncate(r.Window()).Unix()
-	return l.prefix + key + ":" + r.Type + ":" + r.Unit + ":" + strconv.FormatInt(start, 10)
+// redisKey names a slot's count for the window containing now.
+func (l *Redis) redisKey(sl slot, now time.Time) string {
+	start := now.Truncate(sl.rule.Window()).Unix()
+	return l.prefix + sl.key + ":" + sl.rule.Type + ":" + sl.rule.Unit + ":" + strconv.FormatInt(start, 10)
 }
 
-// ttl keeps a counter a little past its window's end.
+// ttl keeps a count a little past its window's end.
 func ttl(r Rule) string { return strconv.FormatInt((r.Window() + time.Minute).Milliseconds(), 10) }
 
 // Allow implements Limiter.
-func (l *Redis) Allow(ctx context.Context, key string, rules []Rule) (Decision, error) {
-	if len(rules) == 0 {
-		return Decision{Allowed: true, Remaining: -1}, nil
+func (l *Redis) Allow(ctx context.Context, counters ...Counter) (Decision, error) {
+	sls, err := slots(counters)
+	if err != nil || len(sls) == 0 {
+		return Decision{Allowed: true, Remaining: -1}, err
 	}
 	cp := l.client.Load()
 	if cp == nil {
-		return l.fallback.Allow(ctx, key, rules)
+		return l.fallback.Allow(ctx, counters...)
 	}
 	now := l.now()
-	keys := make([]string, len(rules))
-	args := make([]string, 0, 3*len(rules))
-	for i, r := range rules {
-		if r.Window() == 0 || r.Value <= 0 {
-			return Decision{}, fmt.Errorf("limits: invalid rule %+v", r)
-		}
+	keys := make([]string, len(sls))
+	args := make([]string, 0, 3*len(sls))
+	for i, sl := range sls {
 		kind := "t"
-		if r.Type == TypeRequests {
+		if sl.rule.Type == TypeRequests {
 			kind = "r"
 		}
-		keys[i] = l.redisKey(key, r, now)
-		args = append(args, kind, strconv.FormatInt(r.Value, 10), ttl(r))
+		keys[i] = l.redisKey(sl, now)
+		args = append(args, kind, strconv.FormatInt(sl.rule.Value, 10), ttl(sl.rule))
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 	defer cancel()
 	vals, err := allowScript.Exec(cctx, *cp, keys, args).AsIntSlice()
-	if err == nil && len(vals) != len(rules)+1 {
+	if err == nil && len(vals) != len(sls)+1 {
 		err = errors.New("limits: unexpected answer from the rate-limit script")
 	}
 	if err != nil {
 		l.failed(err)
-		return l.fallback.Allow(ctx, key, rules)
+		return l.fallback.Allow(ctx, counters...)
 	}
-	d := decide(rules, vals[:len(rules)], now)
-	d.Allowed = vals[len(rules)] == 1 // the script's verdict is what was counted
+	d := decide(sls, vals[:len(sls)], now)
+	d.Allowed = vals[len(sls)] == 1 // the script's verdict is what was counted
 	return d, nil
 }
 
 // AddTokens implements Limiter.
-func (l *Redis) AddTokens(ctx context.Context, key string, rules []Rule, n int64) error {
-	if n <= 0 {
-		return nil
+func (l *Redis) AddTokens(ctx context.Context, n int64, counters ...Counter) error {
+	sls, err := slots(counters)
+	if err != nil || n <= 0 {
+		return err
 	}
 	now := l.now()
 	var keys []string
 	args := []string{strconv.FormatInt(n, 10)}
-	for _, r := range rules {
-		if r.Type == TypeTokens && r.Window() > 0 {
-			keys = append(keys, l.redisKey(key, r, now))
-			args = append(args, ttl(r))
+	for _, sl := range sls {
+		if sl.rule.Type == TypeTokens {
+			keys = append(keys, l.redisKey(sl, now))
+			args = append(args, ttl(sl.rule))
 		}
 	}
 	if len(keys) == 0 {
@@ -154,13 +152,13 @@ func (l *Redis) AddTokens(ctx context.Context, key string, rules []Rule, n int64
 	}
 	cp := l.client.Load()
 	if cp == nil {
-		return l.fallback.AddTokens(ctx, key, rules, n)
+		return l.fallback.AddTokens(ctx, n, counters...)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 	defer cancel()
 	if err := addScript.Exec(cctx, *cp, keys, args).Error(); err != nil {
 		l.failed(err)
-		return l.fallback.AddTokens(ctx, key, rules, n)
+		return l.fallback.AddTokens(ctx, n, counters...)
 	}
 	return nil
 }
