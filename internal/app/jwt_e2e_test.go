@@ -387,3 +387,43 @@ func TestJWTUserAttribution(t *testing.T) {
 		})
 	}
 }
+
+// TestJWTSameDataPlaneAsKeys: a JWT caller takes the data plane's path of
+// an API key of the same workspace: its gateway_workspace decides which
+// stored provider "@slug" names, and the integration's model allow-list
+// and the provider's rate limit apply to it exactly as to the key.
+func TestJWTSameDataPlaneAsKeys(t *testing.T) {
+	h, p := startJWT(t)
+	wsB := h.newWorkspace("team-b")
+	keyB, _ := h.newKey(h.key, "workspace", "service", map[string]any{"workspace_id": wsB})
+	integ := h.newIntegration("jwt-openai", "sk-stored-for-b", nil)
+	h.must(h.key, "PUT", "/v1/integrations/"+integ+"/models", map[string]any{"models": []any{map[string]any{"slug": "gpt-4o", "enabled": true}}})
+	h.must(h.key, "POST", "/v1/providers", map[string]any{"name": "B", "slug": "b-openai", "integration_id": integ, "workspace_id": wsB,
+		"rate_limits": []any{map[string]any{"type": "requests", "unit": "rpd", "value": 3}}})
+
+	tokB := p.token("rsa-1", jwt.MapClaims{"gateway_workspace": "team-b"})
+	tokDefault := p.token("ec-1", nil)
+
+	// The default workspace has no such provider, for a token as for a key.
+	if resp, body := h.storedChat(tokDefault, "@b-openai", chatBody); resp.StatusCode != 400 || errorField(t, body, "code") != "unknown_provider" {
+		t.Errorf("token of the default workspace: %d %s", resp.StatusCode, body)
+	}
+	// Workspace B's token and key share one provider, one allow-list and
+	// one rate limit.
+	if resp, body := h.storedChat(tokB, "@b-openai", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 403 || errorField(t, body, "code") != "model_not_allowed" {
+		t.Errorf("token, model not allowed: %d %s", resp.StatusCode, body)
+	}
+	for i, cred := range []string{tokB, keyB, tokB} {
+		if resp, body := h.storedChat(cred, "@b-openai", chatBody); resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+		}
+		if got := h.up.Last().Header.Get("Authorization"); got != "Bearer sk-stored-for-b" {
+			t.Errorf("request %d reached the upstream with %q", i, got)
+		}
+	}
+	for _, cred := range []string{keyB, tokB} {
+		if resp, body := h.storedChat(cred, "@b-openai", chatBody); resp.StatusCode != 429 {
+			t.Errorf("past the provider's limit: %d %s", resp.StatusCode, body)
+		}
+	}
+}

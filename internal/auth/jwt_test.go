@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ type testJWKS struct {
 	fetch int
 }
 
-func newTestJWKS(t *testing.T) *testJWKS {
+func newTestJWKS(t testing.TB) *testJWKS {
 	t.Helper()
 	j := &testJWKS{}
 	j.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +48,7 @@ func newTestJWKS(t *testing.T) *testJWKS {
 }
 
 // publish adds the public half of key under kid.
-func (j *testJWKS) publish(t *testing.T, kid string, key crypto.Signer) {
+func (j *testJWKS) publish(t testing.TB, kid string, key crypto.Signer) {
 	t.Helper()
 	b64 := base64.RawURLEncoding.EncodeToString
 	var jwk map[string]string
@@ -76,7 +77,7 @@ func (j *testJWKS) fetches() int {
 	return j.fetch
 }
 
-func rsaKey(t *testing.T) *rsa.PrivateKey {
+func rsaKey(t testing.TB) *rsa.PrivateKey {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -85,7 +86,7 @@ func rsaKey(t *testing.T) *rsa.PrivateKey {
 	return k
 }
 
-func ecKey(t *testing.T) *ecdsa.PrivateKey {
+func ecKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -96,7 +97,7 @@ func ecKey(t *testing.T) *ecdsa.PrivateKey {
 
 // sign returns a compact JWT of claims signed with key under kid ("" for
 // no kid header).
-func sign(t *testing.T, method jwt.SigningMethod, kid string, key any, claims jwt.MapClaims) string {
+func sign(t testing.TB, method jwt.SigningMethod, kid string, key any, claims jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, claims)
 	if kid != "" {
@@ -152,7 +153,7 @@ func newDirectory() *memDirectory {
 	}
 }
 
-func newTestVerifier(t *testing.T, j *testJWKS, d JWTDirectory, mutate ...func(*JWTOptions)) *JWTVerifier {
+func newTestVerifier(t testing.TB, j *testJWKS, d JWTDirectory, mutate ...func(*JWTOptions)) *JWTVerifier {
 	t.Helper()
 	o := JWTOptions{JWKSURL: j.srv.URL, OrganisationID: testOrg, Directory: d}
 	for _, m := range mutate {
@@ -406,5 +407,53 @@ func TestAuthenticatorDelegatesJWT(t *testing.T) {
 	p, err := a.Authenticate(context.Background(), raw)
 	if err != nil || p.Method != MethodJWT || !p.Can(ScopeCompletionsWrite) {
 		t.Fatalf("Authenticate(JWT) = %+v, %v", p, err)
+	}
+}
+
+// BenchmarkJWT measures what a JWT costs the hot path: a token seen before
+// (the cache), and a token's first use (signature and claim checks, the
+// directory lookup).
+func BenchmarkJWT(b *testing.B) {
+	j := newTestJWKS(b)
+	for _, tc := range []struct {
+		name   string
+		method jwt.SigningMethod
+		key    crypto.Signer
+	}{{"RS256", jwt.SigningMethodRS256, rsaKey(b)}, {"ES256", jwt.SigningMethodES256, ecKey(b)}} {
+		j.publish(b, tc.name, tc.key)
+		v := newTestVerifier(b, j, newDirectory())
+		claims := func(i int) jwt.MapClaims {
+			return jwt.MapClaims{"sub": "svc", "exp": time.Now().Add(time.Hour).Unix(), "scope": "completions.write", "jti": strconv.Itoa(i)}
+		}
+		ctx := context.Background()
+		b.Run(tc.name+"/cached", func(b *testing.B) {
+			tok := sign(b, tc.method, tc.name, tc.key, claims(0))
+			if _, err := v.Verify(ctx, tok); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.Verify(ctx, tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/first-use", func(b *testing.B) {
+			toks := make([]string, 512)
+			for i := range toks {
+				toks[i] = sign(b, tc.method, tc.name, tc.key, claims(i+1))
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				v.mu.Lock()
+				clear(v.cache)
+				v.mu.Unlock()
+				if _, err := v.Verify(ctx, toks[i%len(toks)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
