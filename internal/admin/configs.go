@@ -159,12 +159,8 @@ func (a *API) createConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(w, r, 1<<20)
-	if err != nil {
-		return err
-	}
 	var in configInput
-	if err := httpx.DecodeStrict(body, &in); err != nil {
+	if err := decodeBody(w, r, &in); err != nil {
 		return err
 	}
 	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
@@ -267,12 +263,8 @@ func (a *API) updateConfig(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(w, r, 1<<20)
-	if err != nil {
-		return err
-	}
 	var in configInput
-	if err := httpx.DecodeStrict(body, &in); err != nil {
+	if err := decodeBody(w, r, &in); err != nil {
 		return err
 	}
 	if in.WorkspaceID != nil && *in.WorkspaceID != c.WorkspaceID {

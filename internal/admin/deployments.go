@@ -142,12 +142,8 @@ func (a *API) createDeployment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(w, r, 1<<20)
-	if err != nil {
-		return err
-	}
 	var in deploymentInput
-	if err := httpx.DecodeStrict(body, &in); err != nil {
+	if err := decodeBody(w, r, &in); err != nil {
 		return err
 	}
 	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
@@ -413,12 +409,8 @@ func (a *API) updateDeployment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(w, r, 1<<20)
-	if err != nil {
-		return err
-	}
 	var in deploymentInput
-	if err := httpx.DecodeStrict(body, &in); err != nil {
+	if err := decodeBody(w, r, &in); err != nil {
 		return err
 	}
 	var prev []byte

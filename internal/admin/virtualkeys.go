@@ -284,12 +284,8 @@ func (a *API) updateVirtualKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := httpx.ReadBody(w, r, 1<<20)
-	if err != nil {
-		return err
-	}
 	var in virtualKeyInput
-	if err := httpx.DecodeStrict(body, &in); err != nil {
+	if err := decodeBody(w, r, &in); err != nil {
 		return err
 	}
 	if in.Slug != nil && *in.Slug != vk.Slug {

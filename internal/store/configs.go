@@ -122,12 +122,7 @@ func (s *Store) config(ctx context.Context, db sqlx.QueryerContext, organisation
 // versions, newest first, and how many there are in all. An empty
 // workspaceID lists every workspace's configs.
 func (s *Store) ListConfigs(ctx context.Context, organisationID, workspaceID string, page, pageSize int) ([]*routing.StoredConfig, int, error) {
-	where := `organisation_id = ?`
-	args := []any{organisationID}
-	if workspaceID != "" {
-		where += ` AND workspace_id = ?`
-		args = append(args, workspaceID)
-	}
+	where, args := inWorkspace(organisationID, workspaceID)
 	var rows []configRow
 	total, err := selectPage(ctx, s, &rows, "configs", configColumns, where, args, "created_at DESC, id DESC", page, pageSize)
 	if err != nil {

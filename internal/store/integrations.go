@@ -584,12 +584,7 @@ func (s *Store) ProviderBySlug(ctx context.Context, organisationID, workspace, s
 // first, and how many match in all; f.WorkspaceID narrows to one
 // workspace, f.Tags to those carrying every pair.
 func (s *Store) ListProviders(ctx context.Context, f registry.Filter) ([]*registry.Provider, int, error) {
-	where := `organisation_id = ?`
-	args := []any{f.OrganisationID}
-	if f.WorkspaceID != "" {
-		where += ` AND workspace_id = ?`
-		args = append(args, f.WorkspaceID)
-	}
+	where, args := inWorkspace(f.OrganisationID, f.WorkspaceID)
 	where, args = tagWhere(where, args, f.Tags)
 	var rows []providerRow
 	total, err := selectPage(ctx, s, &rows, "providers", providerColumns, where, args, "created_at DESC, id DESC", f.Page, f.PageSize)

@@ -414,12 +414,7 @@ func (s *Store) mcpServer(ctx context.Context, db sqlx.QueryerContext, organisat
 // first, and how many there are. An empty workspaceID lists every
 // workspace's servers.
 func (s *Store) ListMCPServers(ctx context.Context, organisationID, workspaceID string, page, pageSize int) ([]*registry.MCPServer, int, error) {
-	where := `organisation_id = ?`
-	args := []any{organisationID}
-	if workspaceID != "" {
-		where += ` AND workspace_id = ?`
-		args = append(args, workspaceID)
-	}
+	where, args := inWorkspace(organisationID, workspaceID)
 	var rows []mcpServerRow
 	total, err := selectPage(ctx, s, &rows, "mcp_servers", mcpServerColumns, where, args, "created_at DESC, id DESC", page, pageSize)
 	if err != nil {

@@ -65,3 +65,12 @@ func convertRows[R, T any](rows []R, conv func(*R) (T, error)) ([]T, error) {
 	}
 	return out, nil
 }
+
+// inWorkspace is the WHERE clause and arguments that select an
+// organisation's rows, of one workspace unless workspaceID is empty.
+func inWorkspace(organisationID, workspaceID string) (string, []any) {
+	if workspaceID == "" {
+		return `organisation_id = ?`, []any{organisationID}
+	}
+	return `organisation_id = ? AND workspace_id = ?`, []any{organisationID, workspaceID}
+}

@@ -195,12 +195,7 @@ func (s *Store) virtualKey(ctx context.Context, db sqlx.QueryerContext, organisa
 // first, and how many there are in all. An empty workspaceID lists every
 // workspace's keys.
 func (s *Store) ListVirtualKeys(ctx context.Context, organisationID, workspaceID string, page, pageSize int) ([]*auth.VirtualKey, int, error) {
-	where := `organisation_id = ?`
-	args := []any{organisationID}
-	if workspaceID != "" {
-		where += ` AND workspace_id = ?`
-		args = append(args, workspaceID)
-	}
+	where, args := inWorkspace(organisationID, workspaceID)
 	var rows []virtualKeyRow
 	total, err := selectPage(ctx, s, &rows, "virtual_keys", virtualKeyColumns, where, args, "created_at DESC, id DESC", page, pageSize)
 	if err != nil {
