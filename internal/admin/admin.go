@@ -146,9 +146,19 @@ type list[T any] struct {
 // writeList answers 200 with the list envelope of items, each shown by
 // view, and total (the count across every page).
 func writeList[T, V any](w http.ResponseWriter, total int, items []T, view func(T) V) error {
+	return writeViews(w, total, items, func(it T) (V, error) { return view(it), nil })
+}
+
+// writeViews is writeList for views that can fail (a stored secret that
+// does not open): the answer is then a 500 and nothing is written.
+func writeViews[T, V any](w http.ResponseWriter, total int, items []T, view func(T) (V, error)) error {
 	out := list[V]{Object: "list", Total: total, Data: make([]V, 0, len(items))}
 	for _, it := range items {
-		out.Data = append(out.Data, view(it))
+		v, err := view(it)
+		if err != nil {
+			return httpx.Internal(err)
+		}
+		out.Data = append(out.Data, v)
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil

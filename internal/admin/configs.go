@@ -246,16 +246,7 @@ func (a *API) listConfigs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[configView]{Object: "list", Total: total, Data: make([]configView, 0, len(cs))}
-	for _, c := range cs {
-		v, err := a.configView(c)
-		if err != nil {
-			return httpx.Internal(err)
-		}
-		out.Data = append(out.Data, v)
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeViews(w, total, cs, a.configView)
 }
 
 func (a *API) updateConfig(w http.ResponseWriter, r *http.Request) error {

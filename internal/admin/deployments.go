@@ -392,16 +392,7 @@ func (a *API) listDeployments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := list[deploymentView]{Object: "list", Total: total, Data: make([]deploymentView, 0, len(ds))}
-	for _, d := range ds {
-		v, err := a.deploymentView(d)
-		if err != nil {
-			return httpx.Internal(err)
-		}
-		out.Data = append(out.Data, v)
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return writeViews(w, total, ds, a.deploymentView)
 }
 
 func (a *API) updateDeployment(w http.ResponseWriter, r *http.Request) error {
